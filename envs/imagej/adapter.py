@@ -1,0 +1,94 @@
+"""ImageJ 1.x (Debian package ``imagej``): launch, readiness and the macro channel.
+
+The channel is ImageJ's own single-instance port: ``ij.ImageJ -port1 -eval MACRO`` started inside
+the same sandbox hands the macro to the running GUI over RMI. The RMI endpoint listens on every
+interface, which is why the program runs in a sandbox with no network, and why the client has to
+run in that sandbox too (it finds the instance through a stub file in the sandbox's private /tmp).
+Answers come back through a file the macro writes and renames when it is complete.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.envs.imagej import data
+
+from sciagent_gym.controller.windows import WindowInfo
+from sciagent_gym.errors import SciAgentError
+from sciagent_gym.tools import ToolAdapter
+
+if TYPE_CHECKING:
+    from sciagent_gym.providers.base import Provider
+    from sciagent_gym.tasks.task import Task
+
+IJ_JAR = "/usr/share/java/ij.jar"
+STATE_MACRO = (Path(__file__).with_name("state.ijm")).read_text()
+ERROR_TITLES = ("Macro Error", "Exception")
+
+
+class MacroError(SciAgentError):
+    """An ImageJ macro failed or did not finish."""
+
+
+class Adapter(ToolAdapter):
+    ready_timeout = 40.0
+    generators = data.GENERATORS
+
+    def __init__(self, info) -> None:
+        super().__init__(info)
+        self._counter = itertools.count(1)
+
+    def _java(self, provider: Provider) -> list[str]:
+        home = provider.paths["home"]
+        return ["java", f"-Duser.home={home}", "-Xmx1024m", "-Djava.awt.headless=false",
+                "-cp", IJ_JAR, "ij.ImageJ", "-ijpath", f"{home}/.imagej", "-port1"]
+
+    def launch_argv(self, provider: Provider, task: Task) -> list[str]:
+        work = provider.paths["work"]
+        return [*self._java(provider), *(f"{work}/{name}" for name in task.spec.open)]
+
+    def is_ready(self, windows: list[WindowInfo], task: Task) -> bool:
+        titles = {w.title for w in windows if w.width > 1 and w.height > 1}
+        return "ImageJ" in titles and all(name in titles for name in task.spec.open)
+
+    def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str:
+        """Run an ImageJ macro in the running GUI; returns what it left in ``__out__``.
+
+        A macro that fails makes ImageJ open a "Macro Error" dialog instead of answering: that
+        dialog is closed again and reported as a MacroError with its message.
+        """
+        tmp = provider.paths["tmp"]
+        n = next(self._counter)
+        part, done = f"{tmp}/sciagent-macro-{n}.part", f"{tmp}/sciagent-macro-{n}.out"
+        wrapped = (f'__out__ = "";\n{code}\n'
+                   f'File.saveString("" + __out__, "{part}");\n'
+                   f'dummy = File.rename("{part}", "{done}");\n')
+        client = f"macro-client-{n}"
+        provider.spawn_in_sandbox(client, [*self._java(provider), "-eval", wrapped])
+        try:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                answer = provider.read_file(done, remove=True)
+                if answer is not None:
+                    return answer
+                errors = [w for w in provider.windows() if w.title in ERROR_TITLES]
+                if errors:
+                    for w in errors:
+                        provider.close_window(w.id)
+                    raise MacroError("ImageJ rejected the macro (it showed a 'Macro Error' "
+                                     "dialog, now closed)")
+                time.sleep(0.02)
+            raise MacroError(f"macro gave no answer within {timeout:.0f}s")
+        finally:
+            provider.kill_in_sandbox(client)
+
+    def dump_state(self, provider: Provider) -> dict[str, Any]:
+        raw = self.run_script(provider, STATE_MACRO, timeout=20.0)
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise MacroError(f"state dump is not JSON ({exc}): {raw[:300]}") from None

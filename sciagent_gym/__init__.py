@@ -1,0 +1,23 @@
+"""sciagent-gym: Gymnasium environments that drive real scientific desktop software.
+
+``import sciagent_gym`` registers one env id per tool folder (``SciGUI-ImageJ-v0``, ...);
+``gym.make("sciagent_gym:SciGUI-ImageJ-v0")`` does the same without the import.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+__version__ = "0.1.0"
+
+
+def _register_all() -> None:
+    from sciagent_gym.tools import discover
+
+    for name, info in discover().items():
+        if info.env_id not in gym.registry:
+            gym.register(id=info.env_id, entry_point="sciagent_gym.env:SciGUIEnv",
+                         kwargs={"tool": name}, disable_env_checker=False)
+
+
+_register_all()

@@ -1,0 +1,695 @@
+"""Turn whatever an agent emits into validated :mod:`sciagent_gym.actions` objects.
+
+:func:`parse_action` accepts
+
+* **pyautogui code**, as LLM agents write it: ``pyautogui.click(100, 200)``,
+  ``hotkey('ctrl', 's')``, ``time.sleep(0.5)``, ``run("ls -l")`` ... Several statements per
+  string (newlines or ``;``), markdown code fences and import lines are tolerated, and the whole
+  string may instead be one of the tokens ``WAIT``, ``DONE`` or ``FAIL``. The code is parsed
+  with :mod:`ast` and checked against a whitelist of functions whose arguments must be
+  literals; nothing is ever evaluated;
+* **dicts in the human form** ``{"type": "click", "x": 10, "y": 20}`` (see :data:`DICT_FIELDS`,
+  the inverse of :func:`sciagent_gym.spaces.action_to_dict`);
+* **samples of the structured action space** (dicts with an integer ``"action_type"``), handed to
+  :func:`sciagent_gym.spaces.from_space_sample`;
+* an **Action instance** or a list/tuple of them.
+
+Every path ends in :func:`validate_action`, so controllers only ever see on-screen integer
+points, known buttons, canonical key names and bounded counts. Problems raise
+:class:`~sciagent_gym.actions.ActionError` with a message that names the offending token, because
+that message is fed back to the agent.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import numbers
+import re
+import textwrap
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .actions import (
+    Action,
+    ActionError,
+    Click,
+    Done,
+    Drag,
+    Fail,
+    Hotkey,
+    KeyDown,
+    KeyUp,
+    MouseButton,
+    MouseDown,
+    MouseUp,
+    Move,
+    Press,
+    Run,
+    Scroll,
+    TypeText,
+    Wait,
+)
+from .keys import normalize_key
+
+#: Longest text for a ``write``/``type`` action or a ``run`` command.
+MAX_TEXT_LENGTH = 10_000
+#: Upper bound for click counts, key presses and scroll clicks (guards against runaway loops).
+MAX_REPEAT = 100
+#: Longest single wait, in seconds.
+MAX_WAIT_SECONDS = 600.0
+#: Longest accepted source string for the pyautogui form.
+MAX_SOURCE_LENGTH = 100_000
+
+BUTTONS: tuple[MouseButton, ...] = ("left", "middle", "right")
+_BUTTON_ALIASES: dict[str, MouseButton] = {"primary": "left", "secondary": "right"}
+
+#: Whole-string tokens and what they mean.
+SPECIAL_TOKENS: dict[str, Action] = {"WAIT": Wait(1.0), "DONE": Done(), "FAIL": Fail()}
+
+ACTION_CLASSES: tuple[type, ...] = (
+    Click, Move, Drag, MouseDown, MouseUp, Scroll, TypeText, Press, Hotkey, KeyDown, KeyUp,
+    Wait, Run, Done, Fail,
+)
+
+Screen = tuple[int, int]
+
+
+# --------------------------------------------------------------------------------------------
+# entry point
+
+
+def parse_action(action: Any, screen_size: tuple[int, int]) -> list[Action]:
+    """Compile one agent action (any accepted form) into a list of validated actions."""
+    screen = check_screen_size(screen_size)
+    if isinstance(action, str):
+        return parse_pyautogui(action, screen)
+    if isinstance(action, Mapping):
+        if "action_type" in action:
+            from .spaces import from_space_sample  # spaces imports this module
+
+            return from_space_sample(action, screen)
+        return parse_action_dict(action, screen)
+    if isinstance(action, ACTION_CLASSES):
+        return [validate_action(action, screen)]
+    if isinstance(action, (list, tuple)):
+        out: list[Action] = []
+        for i, item in enumerate(action):
+            if not isinstance(item, ACTION_CLASSES):
+                raise ActionError(
+                    f"unsupported action type in item {i} of the list: {type(item).__name__} "
+                    "(a list may only hold Action instances)"
+                )
+            out.append(validate_action(item, screen))
+        return out
+    raise ActionError(f"unsupported action type: {type(action).__name__}")
+
+
+def check_screen_size(screen_size: Any) -> Screen:
+    """``(width, height)`` as positive ints; a bad size is a programming error, not ActionError."""
+    try:
+        width, height = (int(v) for v in screen_size)
+    except (TypeError, ValueError):
+        raise ValueError(f"screen_size must be (width, height), got {screen_size!r}") from None
+    if width <= 0 or height <= 0:
+        raise ValueError(f"screen_size must be positive, got {screen_size!r}")
+    return width, height
+
+
+# --------------------------------------------------------------------------------------------
+# validation shared by every front end
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _number(value: Any, name: str) -> float:
+    if not _is_number(value):
+        raise ActionError(f"{name} must be a number, got {_describe(value)}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ActionError(f"{name} must be finite, got {value!r}")
+    return number
+
+
+def _integer(value: Any, name: str, low: int, high: int) -> int:
+    number = _number(value, name)
+    if number != int(number):
+        raise ActionError(f"{name} must be an integer, got {value!r}")
+    if not low <= number <= high:
+        raise ActionError(f"{name} must be between {low} and {high}, got {int(number)}")
+    return int(number)
+
+
+def _seconds(value: Any, name: str, high: float = MAX_WAIT_SECONDS) -> float:
+    number = _number(value, name)
+    if number < 0:
+        raise ActionError(f"{name} must not be negative, got {value!r}")
+    if number > high:
+        raise ActionError(f"{name} must be at most {high:g} seconds, got {value!r}")
+    return number
+
+
+def _text(value: Any, name: str, *, allow_empty: bool = True) -> str:
+    if not isinstance(value, str):
+        raise ActionError(f"{name} must be a string, got {_describe(value)}")
+    if len(value) > MAX_TEXT_LENGTH:
+        raise ActionError(
+            f"{name} is {len(value)} characters long, the limit is {MAX_TEXT_LENGTH}"
+        )
+    if not value and not allow_empty:
+        raise ActionError(f"{name} must not be empty")
+    return value
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def check_point(x: Any, y: Any, screen: Screen, what: str = "point") -> tuple[int, int]:
+    """Round a point to pixels and make sure it lies on the screen."""
+    px = round(_number(x, "x"))
+    py = round(_number(y, "y"))
+    width, height = screen
+    if not (0 <= px < width and 0 <= py < height):
+        raise ActionError(f"{what} ({px}, {py}) is off the {width}x{height} screen")
+    return px, py
+
+
+def _optional_point(
+    x: Any, y: Any, screen: Screen, what: str = "point"
+) -> tuple[int | None, int | None]:
+    if x is None and y is None:
+        return None, None
+    if x is None or y is None:
+        missing = "x" if x is None else "y"
+        raise ActionError(f"{what} needs both x and y, {missing} is missing")
+    return check_point(x, y, screen, what)
+
+
+def check_button(button: Any) -> MouseButton:
+    """Canonical mouse button name (pyautogui's 'primary'/'secondary' accepted)."""
+    if isinstance(button, str):
+        name = button.lower()
+        name = _BUTTON_ALIASES.get(name, name)
+        if name in BUTTONS:
+            return name  # type: ignore[return-value]
+    raise ActionError(f"unknown button {button!r} (expected one of {', '.join(BUTTONS)})")
+
+
+def _keys(keys: Any, name: str) -> tuple[str, ...]:
+    if isinstance(keys, str) or not isinstance(keys, (list, tuple)):
+        raise ActionError(f"{name} must be a list of key names, got {_describe(keys)}")
+    if not keys:
+        raise ActionError(f"{name} must hold at least one key")
+    return tuple(normalize_key(k) for k in keys)
+
+
+def validate_action(action: Action, screen_size: tuple[int, int]) -> Action:
+    """Check one action against the screen and return it with canonical values.
+
+    Floats are rounded to pixels, keys normalised and buttons lower-cased, so the returned object
+    may differ from (but is equivalent to) the argument.
+    """
+    screen = check_screen_size(screen_size)
+    a: Any = action
+    if isinstance(a, Click):
+        x, y = check_point(a.x, a.y, screen)
+        clicks = _integer(a.clicks, "clicks", 1, MAX_REPEAT)
+        return Click(x, y, check_button(a.button), clicks)
+    if isinstance(a, Move):
+        return Move(*check_point(a.x, a.y, screen))
+    if isinstance(a, Drag):
+        start = None
+        if a.start is not None:
+            if isinstance(a.start, str) or not isinstance(a.start, (list, tuple)) or len(
+                a.start
+            ) != 2:
+                raise ActionError(f"drag start must be an (x, y) pair, got {_describe(a.start)}")
+            start = check_point(a.start[0], a.start[1], screen, "start point")
+        x, y = check_point(a.x, a.y, screen)
+        return Drag(x, y, check_button(a.button), start)
+    if isinstance(a, (MouseDown, MouseUp)):
+        x, y = _optional_point(a.x, a.y, screen)
+        return type(a)(check_button(a.button), x, y)
+    if isinstance(a, Scroll):
+        dy = _integer(a.dy, "dy", -MAX_REPEAT, MAX_REPEAT)
+        dx = _integer(a.dx, "dx", -MAX_REPEAT, MAX_REPEAT)
+        x, y = _optional_point(a.x, a.y, screen)
+        return Scroll(dy, dx, x, y)
+    if isinstance(a, TypeText):
+        return TypeText(_text(a.text, "text"))
+    if isinstance(a, Press):
+        return Press(normalize_key(a.key), _integer(a.presses, "presses", 1, MAX_REPEAT))
+    if isinstance(a, Hotkey):
+        return Hotkey(_keys(a.keys, "hotkey keys"))
+    if isinstance(a, (KeyDown, KeyUp)):
+        return type(a)(normalize_key(a.key))
+    if isinstance(a, Wait):
+        return Wait(_seconds(a.seconds, "seconds"))
+    if isinstance(a, Run):
+        command = _text(a.command, "command", allow_empty=False)
+        timeout = None
+        if a.timeout is not None:
+            timeout = _number(a.timeout, "timeout")
+            if timeout <= 0:
+                raise ActionError(f"timeout must be positive, got {a.timeout!r}")
+        return Run(command, timeout)
+    if isinstance(a, (Done, Fail)):
+        return a
+    raise ActionError(f"unsupported action type: {type(action).__name__}")
+
+
+# --------------------------------------------------------------------------------------------
+# human dict form
+
+#: ``type`` -> (required fields, optional fields) of the human dict form.
+DICT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "click": (("x", "y"), ("button", "clicks")),
+    "double_click": (("x", "y"), ("button",)),
+    "right_click": (("x", "y"), ()),
+    "move": (("x", "y"), ()),
+    "drag": (("x", "y"), ("start", "button")),
+    "mouse_down": ((), ("x", "y", "button")),
+    "mouse_up": ((), ("x", "y", "button")),
+    "scroll": ((), ("dy", "dx", "x", "y")),
+    "type": (("text",), ()),
+    "key": (("key",), ("presses",)),
+    "hotkey": (("keys",), ()),
+    "key_down": (("key",), ()),
+    "key_up": (("key",), ()),
+    "wait": ((), ("seconds",)),
+    "run": (("command",), ("timeout",)),
+    "done": ((), ()),
+    "fail": ((), ()),
+}
+
+
+def parse_action_dict(action: Mapping[str, Any], screen_size: tuple[int, int]) -> list[Action]:
+    """Parse one dict of the human form (``{"type": "click", "x": 1, "y": 2}``)."""
+    screen = check_screen_size(screen_size)
+    if "type" not in action:
+        raise ActionError(
+            "action dict needs a 'type' field (or an integer 'action_type' from the action space)"
+        )
+    kind = action["type"]
+    if not isinstance(kind, str) or kind not in DICT_FIELDS:
+        raise ActionError(
+            f"unknown action type {kind!r} (expected one of {', '.join(DICT_FIELDS)})"
+        )
+    required, optional = DICT_FIELDS[kind]
+    for name in action:
+        if name != "type" and name not in required and name not in optional:
+            allowed = ", ".join(required + optional) or "none"
+            raise ActionError(
+                f"unknown field {name!r} for a {kind} action (allowed fields: {allowed})"
+            )
+    for name in required:
+        if name not in action:
+            raise ActionError(f"{kind} action is missing field {name!r}")
+
+    def get(name: str, default: Any = None) -> Any:
+        value = action.get(name)
+        return default if value is None else value
+
+    if kind in ("click", "double_click", "right_click"):
+        clicks = {"click": get("clicks", 1), "double_click": 2, "right_click": 1}[kind]
+        button = "right" if kind == "right_click" else get("button", "left")
+        raw: Action = Click(action["x"], action["y"], button, clicks)
+    elif kind == "move":
+        raw = Move(action["x"], action["y"])
+    elif kind == "drag":
+        raw = Drag(action["x"], action["y"], get("button", "left"), get("start"))
+    elif kind in ("mouse_down", "mouse_up"):
+        cls = MouseDown if kind == "mouse_down" else MouseUp
+        raw = cls(get("button", "left"), get("x"), get("y"))
+    elif kind == "scroll":
+        raw = Scroll(get("dy", 0), get("dx", 0), get("x"), get("y"))
+    elif kind == "type":
+        raw = TypeText(action["text"])
+    elif kind == "key":
+        raw = Press(action["key"], get("presses", 1))
+    elif kind == "hotkey":
+        raw = Hotkey(action["keys"])
+    elif kind in ("key_down", "key_up"):
+        raw = (KeyDown if kind == "key_down" else KeyUp)(action["key"])
+    elif kind == "wait":
+        raw = Wait(get("seconds", 1.0))
+    elif kind == "run":
+        raw = Run(action["command"], get("timeout"))
+    else:
+        raw = Done() if kind == "done" else Fail()
+    return [validate_action(raw, screen)]
+
+
+# --------------------------------------------------------------------------------------------
+# pyautogui code form
+
+_FENCE = re.compile(r"^\s*```")
+
+#: Real pyautogui parameters we cannot honour; accepted only when None.
+_UNSUPPORTED = ("tween", "logScreenshot", "_pause")
+
+
+@dataclass(frozen=True)
+class _Signature:
+    """Parameters of one whitelisted function, in pyautogui's positional order."""
+
+    params: tuple[str, ...]
+    required: tuple[str, ...] = ()
+    unsupported: tuple[str, ...] = _UNSUPPORTED
+    varargs: bool = False  # hotkey(*keys)
+
+
+_Handler = Callable[[dict[str, Any], Screen], list[Action]]
+
+
+def _click_handler(clicks: int | None = None, button: MouseButton | None = None) -> _Handler:
+    """click/doubleClick/rightClick/...: fixed clicks or button where the name implies them."""
+
+    def handle(args: dict[str, Any], screen: Screen) -> list[Action]:
+        _durations(args)
+        btn = check_button(button or args.get("button") or "left")
+        count = _integer(clicks or args.get("clicks", 1), "clicks", 1, MAX_REPEAT)
+        x, y = _call_point(args, screen, required=False)
+        if x is None or y is None:  # at the pointer: Click needs coordinates
+            return [MouseDown(btn), MouseUp(btn)] * count
+        return [Click(x, y, btn, count)]
+
+    return handle
+
+
+def _durations(args: dict[str, Any]) -> None:
+    """Accept but ignore duration/interval; still reject nonsense values."""
+    for name in ("duration", "interval"):
+        if args.get(name) is not None:
+            _seconds(args[name], name)
+
+
+def _call_point(
+    args: dict[str, Any], screen: Screen, *, required: bool
+) -> tuple[int | None, int | None]:
+    x, y = args.get("x"), args.get("y")
+    if isinstance(x, (list, tuple)) and y is None:  # click((x, y)) as pyautogui allows
+        if len(x) != 2:
+            raise ActionError(f"point must be an (x, y) pair, got {x!r}")
+        x, y = x
+    if required and (x is None or y is None):
+        raise ActionError("x and y are required")
+    return _optional_point(x, y, screen)
+
+
+def _move_to(args: dict[str, Any], screen: Screen) -> list[Action]:
+    _durations(args)
+    x, y = _call_point(args, screen, required=True)
+    return [Move(x, y)]  # type: ignore[arg-type]
+
+
+def _drag_to(args: dict[str, Any], screen: Screen) -> list[Action]:
+    _durations(args)
+    x, y = _call_point(args, screen, required=True)
+    return [Drag(x, y, check_button(args.get("button") or "left"))]  # type: ignore[arg-type]
+
+
+def _mouse_button(cls: type[MouseDown] | type[MouseUp]) -> _Handler:
+    def handle(args: dict[str, Any], screen: Screen) -> list[Action]:
+        _durations(args)
+        x, y = _call_point(args, screen, required=False)
+        return [cls(check_button(args.get("button") or "left"), x, y)]
+
+    return handle
+
+
+def _scroll(horizontal: bool) -> _Handler:
+    def handle(args: dict[str, Any], screen: Screen) -> list[Action]:
+        clicks = _integer(args["clicks"], "clicks", -MAX_REPEAT, MAX_REPEAT)
+        x, y = _call_point(args, screen, required=False)
+        if horizontal:
+            return [Scroll(dx=clicks, x=x, y=y)]
+        return [Scroll(dy=clicks, x=x, y=y)]
+
+    return handle
+
+
+def _write(args: dict[str, Any], screen: Screen) -> list[Action]:
+    _durations(args)
+    message = args["message"]
+    if isinstance(message, (list, tuple)):  # typewrite(['a', 'enter']) presses key names
+        if len(message) > MAX_TEXT_LENGTH:
+            raise ActionError(f"key list is {len(message)} keys long, the limit is "
+                              f"{MAX_TEXT_LENGTH}")
+        return [Press(normalize_key(k)) for k in message]
+    return [TypeText(_text(message, "message"))]
+
+
+def _press(args: dict[str, Any], screen: Screen) -> list[Action]:
+    _durations(args)
+    presses = _integer(args.get("presses", 1), "presses", 1, MAX_REPEAT)
+    keys = args["keys"]
+    if isinstance(keys, str):
+        return [Press(normalize_key(keys), presses)]
+    names = _keys(keys, "keys")
+    if len(names) == 1:
+        return [Press(names[0], presses)]
+    return [Press(k) for _ in range(presses) for k in names]
+
+
+def _hotkey(args: dict[str, Any], screen: Screen) -> list[Action]:
+    _durations(args)
+    flat: list[Any] = []
+    for item in args["*"]:  # hotkey(['ctrl', 'c']) is a common slip; accept it
+        flat.extend(item if isinstance(item, (list, tuple)) else [item])
+    if not flat:
+        raise ActionError("at least one key is needed")
+    return [Hotkey(_keys(flat, "hotkey keys"))]
+
+
+def _key_down(args: dict[str, Any], screen: Screen) -> list[Action]:
+    return [KeyDown(normalize_key(args["key"]))]
+
+
+def _key_up(args: dict[str, Any], screen: Screen) -> list[Action]:
+    return [KeyUp(normalize_key(args["key"]))]
+
+
+def _sleep(args: dict[str, Any], screen: Screen) -> list[Action]:
+    return [Wait(_seconds(args["seconds"], "seconds"))]
+
+
+def _run(args: dict[str, Any], screen: Screen) -> list[Action]:
+    return [validate_action(Run(args["command"], args.get("timeout")), screen)]
+
+
+_S = _Signature
+_PYAUTOGUI: dict[str, tuple[_Signature, _Handler]] = {
+    "click": (_S(("x", "y", "clicks", "interval", "button", "duration", "tween")),
+              _click_handler()),
+    "leftClick": (_S(("x", "y", "interval", "duration", "tween")), _click_handler(1, "left")),
+    "rightClick": (_S(("x", "y", "interval", "duration", "tween")), _click_handler(1, "right")),
+    "middleClick": (_S(("x", "y", "interval", "duration", "tween")),
+                    _click_handler(1, "middle")),
+    "doubleClick": (_S(("x", "y", "interval", "button", "duration", "tween")),
+                    _click_handler(2)),
+    "tripleClick": (_S(("x", "y", "interval", "button", "duration", "tween")),
+                    _click_handler(3)),
+    "moveTo": (_S(("x", "y", "duration", "tween")), _move_to),
+    "dragTo": (_S(("x", "y", "duration", "tween", "button"),
+                  unsupported=(*_UNSUPPORTED, "mouseDownUp")), _drag_to),
+    "mouseDown": (_S(("x", "y", "button", "duration", "tween")), _mouse_button(MouseDown)),
+    "mouseUp": (_S(("x", "y", "button", "duration", "tween")), _mouse_button(MouseUp)),
+    "scroll": (_S(("clicks", "x", "y"), ("clicks",)), _scroll(False)),
+    "vscroll": (_S(("clicks", "x", "y"), ("clicks",)), _scroll(False)),
+    "hscroll": (_S(("clicks", "x", "y"), ("clicks",)), _scroll(True)),
+    "write": (_S(("message", "interval"), ("message",)), _write),
+    "typewrite": (_S(("message", "interval"), ("message",)), _write),
+    "press": (_S(("keys", "presses", "interval"), ("keys",)), _press),
+    "hotkey": (_S(("interval",), varargs=True), _hotkey),
+    "keyDown": (_S(("key",), ("key",)), _key_down),
+    "keyUp": (_S(("key",), ("key",)), _key_up),
+    "sleep": (_S(("seconds",), ("seconds",), ()), _sleep),
+}
+_TIME: dict[str, tuple[_Signature, _Handler]] = {"sleep": _PYAUTOGUI["sleep"]}
+_BARE: dict[str, tuple[_Signature, _Handler]] = {
+    **_PYAUTOGUI,
+    "run": (_S(("command", "timeout"), ("command",), ()), _run),
+}
+_MODULES: dict[str, dict[str, tuple[_Signature, _Handler]]] = {
+    "pyautogui": _PYAUTOGUI,
+    "time": _TIME,
+}
+_RELATIVE = {"move", "moveRel", "drag", "dragRel"}
+
+
+def parse_pyautogui(source: str, screen_size: tuple[int, int]) -> list[Action]:
+    """Parse pyautogui-style code (or a WAIT/DONE/FAIL token) without executing it."""
+    screen = check_screen_size(screen_size)
+    if len(source) > MAX_SOURCE_LENGTH:
+        raise ActionError(
+            f"action string is {len(source)} characters long, the limit is {MAX_SOURCE_LENGTH}"
+        )
+    token = SPECIAL_TOKENS.get(source.strip().upper())
+    if token is not None:
+        return [token]
+    # Blank out fence lines rather than deleting them so line numbers still match the input.
+    code = "\n".join("" if _FENCE.match(line) else line for line in source.split("\n"))
+    stripped = code.strip()
+    if len(stripped) > 1 and stripped[0] == stripped[-1] == "`":  # `click(1, 2)` inline code
+        code = stripped[1:-1]
+    token = SPECIAL_TOKENS.get(code.strip().upper())
+    if token is not None:
+        return [token]
+    code = textwrap.dedent(code)
+    try:
+        tree = ast.parse(code, mode="exec")
+    except SyntaxError as exc:
+        line = (exc.text or "").strip()
+        where = f" on line {exc.lineno}" if exc.lineno else ""
+        shown = f": {line!r}" if line else ""
+        raise ActionError(f"syntax error{where}: {exc.msg}{shown}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
+        raise ActionError(f"cannot parse action string: {exc}") from None
+
+    aliases = _module_aliases(tree)
+    calls = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass))]
+    if not calls:
+        raise ActionError("empty action: no pyautogui call, run() or WAIT/DONE/FAIL token")
+    many = len(calls) > 1
+    actions: list[Action] = []
+    for stmt in calls:
+        try:
+            actions.extend(_statement(stmt, aliases, screen))
+        except ActionError as exc:
+            if many:
+                raise ActionError(f"line {stmt.lineno}: {exc}") from None
+            raise
+    return actions
+
+
+def _module_aliases(tree: ast.Module) -> dict[str, str]:
+    """``import pyautogui as pg`` makes ``pg.click`` valid; nothing else is imported."""
+    aliases = {"pyautogui": "pyautogui", "time": "time"}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.name in _MODULES and alias.asname:
+                    aliases[alias.asname] = alias.name
+    return aliases
+
+
+def _statement(
+    stmt: ast.stmt, aliases: dict[str, str], screen: Screen
+) -> list[Action]:
+    source = ast.unparse(stmt)
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Name) and (
+            stmt.value.id.upper() in SPECIAL_TOKENS
+        ):
+            raise ActionError(f"{stmt.value.id} must be the whole action, not one statement of it")
+        raise ActionError(f"only function calls are allowed, got {_short(source)!r}")
+    call = stmt.value
+    name, (signature, handler) = _resolve(call.func, aliases)
+    args = _bind(call, name, signature)
+    try:
+        return handler(args, screen)
+    except ActionError as exc:
+        raise ActionError(f"{_short(source)}: {exc}") from None
+
+
+def _resolve(func: ast.expr, aliases: dict[str, str]) -> tuple[str, tuple[_Signature, _Handler]]:
+    if isinstance(func, ast.Name):
+        if func.id in _BARE:
+            return func.id, _BARE[func.id]
+        name = func.id
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        module = aliases.get(func.value.id)
+        name = f"{func.value.id}.{func.attr}"
+        if module is not None and func.attr in _MODULES[module]:
+            return name, _MODULES[module][func.attr]
+        if module == "pyautogui" and func.attr in _RELATIVE:
+            raise ActionError(
+                f"relative mouse moves are not supported: {name}(); use moveTo/dragTo with "
+                "absolute coordinates"
+            )
+    else:
+        name = _short(ast.unparse(func))
+    if name in _RELATIVE:
+        raise ActionError(
+            f"relative mouse moves are not supported: {name}(); use moveTo/dragTo with absolute "
+            "coordinates"
+        )
+    raise ActionError(
+        f"unknown function {name!r}: only pyautogui mouse/keyboard calls, time.sleep and run() "
+        "are allowed"
+    )
+
+
+def _bind(call: ast.Call, name: str, signature: _Signature) -> dict[str, Any]:
+    """Match the call's arguments to the signature, then evaluate them as literals."""
+    nodes: dict[str, ast.expr] = {}
+    star: list[ast.expr] = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            raise ActionError(f"argument unpacking (*) is not supported in {name}()")
+        if signature.varargs:
+            star.append(arg)
+        elif i < len(signature.params):
+            nodes[signature.params[i]] = arg
+        else:
+            raise ActionError(
+                f"{name}() takes at most {len(signature.params)} positional arguments, "
+                f"got {len(call.args)}"
+            )
+    for kw in call.keywords:
+        if kw.arg is None:
+            raise ActionError(f"argument unpacking (**) is not supported in {name}()")
+        if kw.arg not in signature.params and kw.arg not in signature.unsupported:
+            raise ActionError(f"unsupported argument {kw.arg!r} to {name}()")
+        if kw.arg in nodes:
+            raise ActionError(f"{name}() got multiple values for argument {kw.arg!r}")
+        nodes[kw.arg] = kw.value
+    args: dict[str, Any] = {}
+    for param, node in nodes.items():
+        if param in signature.unsupported:  # e.g. tween=pyautogui.easeInQuad
+            if not (isinstance(node, ast.Constant) and node.value is None):
+                raise ActionError(f"unsupported argument {param!r} to {name}()")
+            continue
+        args[param] = _literal(node, param, name)
+    for param in signature.required:
+        if param not in args:
+            raise ActionError(f"{name}() is missing argument {param!r}")
+    if signature.varargs:
+        args["*"] = [_literal(node, f"#{i + 1}", name) for i, node in enumerate(star)]
+    return args
+
+
+_CONSTANT_TYPES = (int, float, str, bool, type(None))
+
+
+def _literal(node: ast.expr, param: str, func: str) -> Any:
+    """Value of a literal argument: numbers, strings, True/False/None, lists/tuples of them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, _CONSTANT_TYPES):
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, (ast.USub, ast.UAdd))
+        and isinstance(node.operand, ast.Constant)
+        and _is_number(node.operand.value)
+    ):
+        value = node.operand.value
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        values = [_literal(elt, param, func) for elt in node.elts]
+        return values if isinstance(node, ast.List) else tuple(values)
+    raise ActionError(
+        f"argument {param!r} of {func}() must be a literal (number, string, list), "
+        f"got {_short(ast.unparse(node))!r}"
+    )
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

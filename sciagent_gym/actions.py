@@ -1,0 +1,123 @@
+"""The one internal action model.
+
+Every way of acting on an env (pyautogui strings, dicts of the structured action space, wrapper
+actions, oracle scripts) compiles to a list of these frozen dataclasses, and only they reach a
+controller. Coordinates are screen pixels of the env's display; key names are the normalised
+pyautogui names listed in :mod:`sciagent_gym.keys`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+MouseButton = Literal["left", "middle", "right"]
+
+
+class ActionError(ValueError):
+    """A malformed or impossible action. The message names the offending token."""
+
+
+@dataclass(frozen=True)
+class Click:
+    x: int
+    y: int
+    button: MouseButton = "left"
+    clicks: int = 1
+
+
+@dataclass(frozen=True)
+class Move:
+    x: int
+    y: int
+
+
+@dataclass(frozen=True)
+class Drag:
+    """Press at ``start`` (or where the pointer is), move to (x, y), release."""
+
+    x: int
+    y: int
+    button: MouseButton = "left"
+    start: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class MouseDown:
+    button: MouseButton = "left"
+    x: int | None = None
+    y: int | None = None
+
+
+@dataclass(frozen=True)
+class MouseUp:
+    button: MouseButton = "left"
+    x: int | None = None
+    y: int | None = None
+
+
+@dataclass(frozen=True)
+class Scroll:
+    """Wheel clicks: ``dy > 0`` scrolls up, ``dx > 0`` right (pyautogui's convention)."""
+
+    dy: int = 0
+    dx: int = 0
+    x: int | None = None
+    y: int | None = None
+
+
+@dataclass(frozen=True)
+class TypeText:
+    text: str
+
+
+@dataclass(frozen=True)
+class Press:
+    key: str
+    presses: int = 1
+
+
+@dataclass(frozen=True)
+class Hotkey:
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KeyDown:
+    key: str
+
+
+@dataclass(frozen=True)
+class KeyUp:
+    key: str
+
+
+@dataclass(frozen=True)
+class Wait:
+    seconds: float = 1.0
+
+
+@dataclass(frozen=True)
+class Run:
+    """A shell command run in the task's working directory inside the sandbox."""
+
+    command: str
+    timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class Done:
+    pass
+
+
+@dataclass(frozen=True)
+class Fail:
+    pass
+
+
+Action = (Click | Move | Drag | MouseDown | MouseUp | Scroll | TypeText | Press | Hotkey
+          | KeyDown | KeyUp | Wait | Run | Done | Fail)
+
+#: Actions that touch the display (they need a settled screen afterwards).
+GUI_ACTIONS = (Click, Move, Drag, MouseDown, MouseUp, Scroll, TypeText, Press, Hotkey, KeyDown,
+               KeyUp)

@@ -1,0 +1,87 @@
+"""Top-level windows of a display as the window manager sees them (EWMH)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from Xlib import X, Xatom, protocol
+from Xlib import display as xdisplay
+from Xlib.error import XError
+
+
+@dataclass(frozen=True)
+class WindowInfo:
+    id: int
+    title: str
+    wm_class: str
+    x: int
+    y: int
+    width: int
+    height: int
+    active: bool
+    modal: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class WindowLister:
+    """Reads ``_NET_CLIENT_LIST`` and friends from one display connection."""
+
+    def __init__(self, display_name: str) -> None:
+        self._dpy = xdisplay.Display(display_name)
+        self._root = self._dpy.screen().root
+        atom = self._dpy.intern_atom
+        self._client_list = atom("_NET_CLIENT_LIST")
+        self._active = atom("_NET_ACTIVE_WINDOW")
+        self._name = atom("_NET_WM_NAME")
+        self._utf8 = atom("UTF8_STRING")
+        self._state = atom("_NET_WM_STATE")
+        self._modal = atom("_NET_WM_STATE_MODAL")
+        self._close = atom("_NET_CLOSE_WINDOW")
+
+    def list(self) -> list[WindowInfo]:
+        prop = self._root.get_full_property(self._client_list, Xatom.WINDOW)
+        active = self._root.get_full_property(self._active, Xatom.WINDOW)
+        active_id = int(active.value[0]) if active is not None and len(active.value) else 0
+        out = []
+        for wid in (prop.value if prop is not None else []):
+            try:
+                out.append(self._info(int(wid), active_id))
+            except XError:
+                continue  # the window vanished while we looked
+        return out
+
+    def _info(self, wid: int, active_id: int) -> WindowInfo:
+        win = self._dpy.create_resource_object("window", wid)
+        name = win.get_full_property(self._name, self._utf8)
+        if name is not None:
+            title = name.value.decode("utf-8", "replace") if isinstance(name.value, bytes) \
+                else str(name.value)
+        else:
+            title = win.get_wm_name() or ""
+            if isinstance(title, bytes):
+                title = title.decode("latin-1")
+        wm_class = win.get_wm_class() or ("", "")
+        geom = win.get_geometry()
+        pos = win.translate_coords(self._root, 0, 0)
+        state = win.get_full_property(self._state, Xatom.ATOM)
+        modal = state is not None and self._modal in list(state.value)
+        attrs = win.get_attributes()
+        return WindowInfo(
+            id=wid, title=title, wm_class=wm_class[-1] if wm_class else "",
+            x=-pos.x, y=-pos.y, width=geom.width, height=geom.height,
+            active=(wid == active_id) and attrs.map_state == X.IsViewable, modal=modal,
+        )
+
+    def close_window(self, window_id: int) -> None:
+        """Send ``_NET_CLOSE_WINDOW`` to the window manager, as a click on the close button."""
+        win = self._dpy.create_resource_object("window", window_id)
+        event = protocol.event.ClientMessage(
+            window=win, client_type=self._close, data=(32, [X.CurrentTime, 2, 0, 0, 0]))
+        self._root.send_event(event, event_mask=X.SubstructureRedirectMask
+                              | X.SubstructureNotifyMask)
+        self._dpy.sync()
+
+    def close(self) -> None:
+        self._dpy.close()

@@ -1,0 +1,214 @@
+"""Mouse, keyboard and screen of one X display, through XTest and MIT-SHM.
+
+Input goes through the XTEST extension on an explicit display connection, so every env drives its
+own display and nothing depends on ``$DISPLAY``. Text is typed key by key by keysym, holding Shift
+where the keymap needs it, because synthetic ``XSendEvent`` key events (what pynput's ``type()``
+sends for ordinary characters) are ignored by Java AWT and many Qt/GTK widgets. Characters missing
+from the keymap are typed by borrowing a spare keycode, as xdotool does.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from Xlib import XK, X
+from Xlib import display as xdisplay
+from Xlib.ext import xtest
+
+from sciagent_gym import actions as A
+from sciagent_gym.keys import keysym_value
+
+_BUTTONS = {"left": 1, "middle": 2, "right": 3}
+_SPECIAL_CHARS = {"\n": "Return", "\r": "Return", "\t": "Tab", "\b": "BackSpace"}
+
+
+def _char_keysym(ch: str) -> int:
+    if ch in _SPECIAL_CHARS:
+        return XK.string_to_keysym(_SPECIAL_CHARS[ch])
+    code = ord(ch)
+    if 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xFF:
+        return code  # Latin-1 keysyms equal the code point
+    return 0x01000000 | code  # X's Unicode keysym range
+
+
+class X11Controller:
+    """Executes :mod:`sciagent_gym.actions` on one X display and grabs its screen."""
+
+    def __init__(self, display_name: str, width: int, height: int) -> None:
+        import mss
+
+        self.display_name = display_name
+        self.width, self.height = width, height
+        self._dpy = xdisplay.Display(display_name)
+        self._root = self._dpy.screen().root
+        if not self._dpy.has_extension("XTEST"):
+            raise RuntimeError(f"display {display_name} has no XTEST extension")
+        self._sct = mss.MSS(display=display_name)
+        self._monitor = {"left": 0, "top": 0, "width": width, "height": height}
+        self._keymap: dict[int, tuple[int, int]] = {}
+        self._borrowed: dict[int, int] = {}
+        self._spare: list[int] = []
+        self._held_keys: set[int] = set()
+        self._held_buttons: set[int] = set()
+        self._load_keymap()
+
+    # -- screen ------------------------------------------------------------------------------
+    def grab(self) -> np.ndarray:
+        """The screen as a fresh (H, W, 3) uint8 RGB array."""
+        shot = self._sct.grab(self._monitor)
+        bgra = np.frombuffer(shot.bgra, dtype=np.uint8).reshape(self.height, self.width, 4)
+        return np.ascontiguousarray(bgra[:, :, 2::-1])
+
+    def pointer(self) -> tuple[int, int]:
+        p = self._root.query_pointer()
+        return p.root_x, p.root_y
+
+    # -- actions -----------------------------------------------------------------------------
+    def execute(self, action: A.Action) -> None:
+        """Perform one GUI action. Non-GUI actions (wait, run, done, fail) are not handled here."""
+        handler = getattr(self, "_do_" + type(action).__name__.lower(), None)
+        if handler is None:
+            raise TypeError(f"{type(action).__name__} is not a GUI action")
+        handler(action)
+        self._dpy.sync()
+
+    def _do_click(self, a: A.Click) -> None:
+        self._move(a.x, a.y)
+        for _ in range(a.clicks):
+            self._button(a.button, True)
+            self._button(a.button, False)
+
+    def _do_move(self, a: A.Move) -> None:
+        self._move(a.x, a.y)
+
+    def _do_drag(self, a: A.Drag) -> None:
+        if a.start is not None:
+            self._move(*a.start)
+        x0, y0 = self.pointer()
+        self._button(a.button, True)
+        self._dpy.sync()
+        steps = 8  # intermediate motion so apps see a drag, not a jump
+        for i in range(1, steps + 1):
+            self._move(round(x0 + (a.x - x0) * i / steps), round(y0 + (a.y - y0) * i / steps))
+            self._dpy.sync()
+            time.sleep(0.005)
+        self._button(a.button, False)
+
+    def _do_mousedown(self, a: A.MouseDown) -> None:
+        if a.x is not None and a.y is not None:
+            self._move(a.x, a.y)
+        self._button(a.button, True)
+
+    def _do_mouseup(self, a: A.MouseUp) -> None:
+        if a.x is not None and a.y is not None:
+            self._move(a.x, a.y)
+        self._button(a.button, False)
+
+    def _do_scroll(self, a: A.Scroll) -> None:
+        if a.x is not None and a.y is not None:
+            self._move(a.x, a.y)
+        for amount, up, down in ((a.dy, 4, 5), (a.dx, 7, 6)):
+            button = up if amount > 0 else down
+            for _ in range(abs(amount)):
+                xtest.fake_input(self._dpy, X.ButtonPress, button)
+                xtest.fake_input(self._dpy, X.ButtonRelease, button)
+
+    def _do_typetext(self, a: A.TypeText) -> None:
+        for ch in a.text:
+            self._tap_keysym(_char_keysym(ch))
+            self._dpy.sync()
+
+    def _do_press(self, a: A.Press) -> None:
+        sym = self._named_keysym(a.key)
+        for _ in range(a.presses):
+            self._tap_keysym(sym)
+
+    def _do_hotkey(self, a: A.Hotkey) -> None:
+        codes = [self._keycode_for(self._named_keysym(k))[0] for k in a.keys]
+        for code in codes:
+            self._key(code, True)
+        for code in reversed(codes):
+            self._key(code, False)
+
+    def _do_keydown(self, a: A.KeyDown) -> None:
+        code, shift = self._keycode_for(self._named_keysym(a.key))
+        self._key(code, True)
+
+    def _do_keyup(self, a: A.KeyUp) -> None:
+        code, _ = self._keycode_for(self._named_keysym(a.key))
+        self._key(code, False)
+
+    def release_all(self) -> None:
+        """Let go of every key and button still held (after keyDown/mouseDown without up)."""
+        for code in list(self._held_keys):
+            self._key(code, False)
+        for button in list(self._held_buttons):
+            xtest.fake_input(self._dpy, X.ButtonRelease, button)
+            self._held_buttons.discard(button)
+        self._dpy.sync()
+
+    # -- low level ---------------------------------------------------------------------------
+    def _move(self, x: int, y: int) -> None:
+        xtest.fake_input(self._dpy, X.MotionNotify, x=int(x), y=int(y))
+
+    def _button(self, name: str, press: bool) -> None:
+        button = _BUTTONS[name]
+        xtest.fake_input(self._dpy, X.ButtonPress if press else X.ButtonRelease, button)
+        (self._held_buttons.add if press else self._held_buttons.discard)(button)
+
+    def _key(self, code: int, press: bool) -> None:
+        xtest.fake_input(self._dpy, X.KeyPress if press else X.KeyRelease, code)
+        (self._held_keys.add if press else self._held_keys.discard)(code)
+
+    def _named_keysym(self, key: str) -> int:
+        return keysym_value(key)
+
+    def _tap_keysym(self, sym: int) -> None:
+        code, shift = self._keycode_for(sym)
+        shift_code = self._keymap[XK.XK_Shift_L][0] if shift else None
+        if shift_code is not None:
+            self._key(shift_code, True)
+        self._key(code, True)
+        self._key(code, False)
+        if shift_code is not None:
+            self._key(shift_code, False)
+
+    def _load_keymap(self) -> None:
+        first = self._dpy.display.info.min_keycode
+        count = self._dpy.display.info.max_keycode - first + 1
+        for offset, syms in enumerate(self._dpy.get_keyboard_mapping(first, count)):
+            code = first + offset
+            if not any(syms):
+                self._spare.append(code)
+            for index, sym in enumerate(syms[:2]):  # unshifted and shifted levels
+                if sym and sym not in self._keymap:
+                    self._keymap[sym] = (code, index)
+
+    def _keycode_for(self, sym: int) -> tuple[int, bool]:
+        """(keycode, needs shift) for a keysym, borrowing a spare keycode if it is unmapped."""
+        if sym in self._keymap:
+            code, index = self._keymap[sym]
+            return code, index == 1
+        if sym in self._borrowed:
+            return self._borrowed[sym], False
+        if not self._spare:  # recycle the oldest borrowed keycode
+            old_sym, code = next(iter(self._borrowed.items()))
+            del self._borrowed[old_sym]
+        else:
+            code = self._spare.pop()
+        self._dpy.change_keyboard_mapping(code, [(sym, sym)])
+        self._dpy.sync()
+        time.sleep(0.02)  # clients must see the MappingNotify before the key event
+        self._borrowed[sym] = code
+        return code, False
+
+    def close(self) -> None:
+        try:
+            self.release_all()
+        except Exception:
+            pass
+        try:
+            self._sct.close()
+        finally:
+            self._dpy.close()

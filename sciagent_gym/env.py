@@ -1,0 +1,246 @@
+"""``SciGUIEnv``: one Gymnasium env class for every tool.
+
+``reset()`` restores the tool's snapshot and stages a task variant; ``step()`` parses an action
+(pyautogui string, action-space dict, human dict or Action objects), performs it, waits for the
+screen to settle and observes. Rewards are 0 until the episode ends (``DONE``/``FAIL``, the step
+budget, or the program exiting); then the task's evaluator scores the final state in [0, 1].
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import ResetNeeded
+
+from sciagent_gym import actions as A
+from sciagent_gym.action_parser import parse_action
+from sciagent_gym.controller.settle import SettleConfig
+from sciagent_gym.evaluation import EvaluationResult, FinalState, evaluate
+from sciagent_gym.spaces import UnicodeText, make_action_space
+from sciagent_gym.tasks.spec import TaskSpec, load_specs
+from sciagent_gym.tasks.task import Task
+from sciagent_gym.tools import load_adapter, task_specs_root
+
+REWARD_MODES = ("partial", "binary")
+MAX_INSTRUCTION = 4096
+MAX_TERMINAL = 16384
+MAX_WAIT = 10.0
+
+
+class SciGUIEnv(gym.Env):
+    """A real scientific program on a virtual display, as a Gymnasium env.
+
+    Args:
+        tool: tool folder name (``"imagej"``); registered ids fill it in.
+        task: a task id (``"imagej/count-nuclei"`` or ``"count-nuclei"``); without it each
+            reset samples a task from the tool's pool with the reset seed.
+        render_mode: ``None`` or ``"rgb_array"`` (the last screenshot).
+        screen_size: (width, height) of the virtual screen.
+        max_steps: step budget; default the task's own (50 unless the spec says otherwise).
+        reward: ``"partial"`` (the evaluator's score) or ``"binary"`` (1.0 on success).
+        provider: ``"local"`` (Xvfb on this machine).
+        isolation: ``"auto"``, ``"bwrap"`` or ``"none"`` (see providers.sandbox).
+        allow_unsafe_cli: run CLI actions even without isolation (development only).
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
+
+    def __init__(self, tool: str, task: str | None = None, render_mode: str | None = None,
+                 screen_size: tuple[int, int] = (1280, 800), max_steps: int | None = None,
+                 reward: str = "partial", provider: str = "local", isolation: str = "auto",
+                 settle: SettleConfig | None = None, allow_unsafe_cli: bool = False) -> None:
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', not {render_mode!r}")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
+        if provider != "local":
+            raise ValueError(f"unknown provider {provider!r} (available: 'local')")
+        self.adapter = load_adapter(tool)
+        self.adapter.check_installed()
+        self.specs: dict[str, TaskSpec] = load_specs(task_specs_root(), tool)
+        if not self.specs:
+            raise ValueError(f"tool {tool!r} has no task specs")
+        self._fixed_task = self._resolve_task_id(task) if task else None
+        self.render_mode = render_mode
+        self.width, self.height = screen_size
+        self.reward_mode = reward
+        self._max_steps_override = max_steps
+        self._isolation, self._settle = isolation, settle
+        self._allow_unsafe_cli = allow_unsafe_cli
+        self.observation_space = spaces.Dict({
+            "screenshot": spaces.Box(0, 255, (self.height, self.width, 3), np.uint8),
+            "instruction": UnicodeText(MAX_INSTRUCTION),
+            "terminal": UnicodeText(MAX_TERMINAL),
+        })
+        self.action_space = make_action_space(self.width, self.height)
+        self.provider = None
+        self.task: Task | None = None
+        self.final_state: FinalState | None = None
+        self.evaluation: EvaluationResult | None = None
+        self._frame = np.zeros((self.height, self.width, 3), np.uint8)
+        self._terminal = ""
+        self._steps = 0
+        self._episode_over = True
+
+    # -- task selection ----------------------------------------------------------------------
+    def _resolve_task_id(self, task: str) -> str:
+        key = task if "/" in task else f"{self.adapter.name}/{task}"
+        if key not in self.specs:
+            raise ValueError(f"unknown task {task!r} for {self.adapter.name} "
+                             f"(known: {', '.join(sorted(self.specs))})")
+        return key
+
+    @property
+    def task_ids(self) -> list[str]:
+        return sorted(self.specs)
+
+    def _ensure_provider(self):
+        if self.provider is None:
+            from sciagent_gym.providers.local import LocalProvider
+
+            self.provider = LocalProvider(self.width, self.height, self._isolation,
+                                          self._settle)
+        return self.provider
+
+    # -- Gymnasium API -------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        options = options or {}
+        task_id = self._resolve_task_id(options["task"]) if options.get("task") \
+            else self._fixed_task
+        if task_id is None:
+            task_id = self.task_ids[int(self.np_random.integers(len(self.task_ids)))]
+        variant = int(options.get("variant", self.np_random.integers(2**31 - 1)))
+        provider = self._ensure_provider()
+        if self.task is not None:
+            self.task.cleanup()
+        self.task = Task(self.specs[task_id], variant, self.adapter.generators, provider.paths)
+        self._episode_over = True
+        provider.reset(self.adapter, self.task)
+        self._frame = provider.screenshot()
+        self._terminal = ""
+        self._steps = 0
+        self.final_state = self.evaluation = None
+        self._episode_over = False
+        info = {"task_id": task_id, "variant": variant, "instruction": self.task.instruction,
+                "difficulty": self.task.spec.difficulty, "max_steps": self.max_steps,
+                "allow_cli": self.cli_allowed, "timings": dict(provider.last_reset_timings)}
+        return self._observation(), info
+
+    @property
+    def max_steps(self) -> int:
+        if self._max_steps_override is not None:
+            return self._max_steps_override
+        return self.task.spec.max_steps if self.task else 50
+
+    @property
+    def cli_allowed(self) -> bool:
+        if self.task is None or not self.task.spec.allow_cli:
+            return False
+        return self.provider.cli_isolated or self._allow_unsafe_cli
+
+    def step(self, action):
+        if self._episode_over:
+            raise ResetNeeded("call reset() before step() (the episode is over or not started)")
+        t0 = time.perf_counter()
+        info: dict[str, Any] = {}
+        try:
+            parsed = parse_action(action, (self.width, self.height))
+        except A.ActionError as exc:
+            parsed = []
+            info["action_error"] = str(exc)
+        t1 = time.perf_counter()
+        self._steps += 1
+        status = None
+        touched_screen = False
+        for act in parsed:
+            if isinstance(act, A.Done | A.Fail):
+                status = "done" if isinstance(act, A.Done) else "fail"
+                break
+            try:
+                touched_screen |= self._perform(act, info)
+            except Exception as exc:  # an X error must not end the env
+                info["action_error"] = f"{type(act).__name__} failed: {exc}"
+                break
+        t2 = time.perf_counter()
+        self._frame = self.provider.wait_settled() if touched_screen else \
+            self.provider.screenshot()
+        t3 = time.perf_counter()
+        truncated = False
+        if status is None and not self.provider.app_running():
+            info["app_crashed"] = (f"{self.adapter.info.display_name} exited; output ends with:\n"
+                                   f"{self.provider.app_log_tail()[-2000:]}")
+            status, truncated = "crashed", True
+        if status is None and self._steps >= self.max_steps:
+            status, truncated = "truncated", True
+        terminated = status in ("done", "fail")
+        reward = 0.0
+        if terminated or truncated:
+            reward = self._finish(status)
+            info["evaluation"] = self.evaluation.to_dict()
+        info["timings"] = {"parse": t1 - t0, "execute": t2 - t1, "observe": t3 - t2,
+                           "total": time.perf_counter() - t0}
+        info["steps"] = self._steps
+        return self._observation(), reward, terminated, truncated, info
+
+    def _perform(self, act: A.Action, info: dict[str, Any]) -> bool:
+        """Do one parsed action; True if it touched the screen."""
+        if isinstance(act, A.Wait):
+            time.sleep(min(max(act.seconds, 0.0), MAX_WAIT))
+            return True
+        if isinstance(act, A.Run):
+            if not self.cli_allowed:
+                why = "this task does not allow CLI actions" if not self.task.spec.allow_cli \
+                    else "CLI actions need an isolated sandbox (bubblewrap)"
+                info["action_error"] = f"run() refused: {why}"
+                return False
+            timeout = min(act.timeout or self.task.spec.cli_timeout, self.task.spec.cli_timeout)
+            result = self.provider.run_command(act.command, timeout=timeout)
+            self._terminal = result.terminal_text(act.command)[-MAX_TERMINAL:]
+            return True
+        self.provider.execute(act)
+        return True
+
+    def _finish(self, status: str) -> float:
+        self._episode_over = True
+        self.final_state = self.collect_final_state(status)
+        self.evaluation = evaluate(self.task.criteria(), self.final_state)
+        if self.reward_mode == "binary":
+            return 1.0 if self.evaluation.success else 0.0
+        return float(self.evaluation.score)
+
+    def collect_final_state(self, status: str) -> FinalState:
+        """What the evaluator reads: work files, the app's internal state, the screen."""
+        app_state, error = None, None
+        if self.provider.app_running():
+            try:
+                app_state = self.adapter.dump_state(self.provider)
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc}"
+        else:
+            error = "the program is not running"
+        return FinalState(work_dir=self.provider.host_work_dir, app_state=app_state,
+                          app_state_error=error, screenshot=self._frame.copy(),
+                          terminal=self._terminal, agent_status=status)
+
+    def _observation(self) -> dict[str, Any]:
+        instruction = self.task.instruction if self.task else ""
+        return {"screenshot": self._frame.copy(), "instruction": instruction[:MAX_INSTRUCTION],
+                "terminal": self._terminal[-MAX_TERMINAL:]}
+
+    def render(self):
+        if self.render_mode == "rgb_array":
+            return self._frame.copy()
+        return None
+
+    def close(self) -> None:
+        if self.task is not None:
+            self.task.cleanup()
+        if self.provider is not None:
+            self.provider.close()
+            self.provider = None
+        super().close()

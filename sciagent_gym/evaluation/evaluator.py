@@ -1,0 +1,314 @@
+"""Criteria -> a partial-credit score for a final state.
+
+Specs are validated when loaded (:meth:`Criterion.from_dict`) so a typo in a task file fails
+loudly at load time; scoring itself never raises: any getter/check failure is a failed criterion
+whose detail says why.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+import numpy as np
+
+from .checks import CHECKS, VALIDATORS, ParamError
+from .getters import GETTERS, GetterError
+from .state import FinalState
+
+_CRITERION_KEYS = ("name", "weight", "gate", "getter", "check", "description")
+_MAX_STR = 200
+_MAX_ITEMS = 50
+_MAX_DETAIL = 500
+
+
+class SpecError(ValueError):
+    """An invalid evaluator spec; ``field`` is the dotted location, e.g. criteria[2].check.op."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One scored condition: ``check(getter(state, **getter_params), **check_params)``.
+
+    A failed ``gate`` makes every later criterion fail as skipped (e.g. "results.csv exists"
+    gating the checks on its contents).
+    """
+
+    name: str
+    getter: str
+    getter_params: dict[str, Any]
+    check: str
+    check_params: dict[str, Any]
+    weight: float = 1.0
+    gate: bool = False
+    description: str = ""
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "criterion") -> Criterion:
+        """Parse the JSON form; every problem is a SpecError naming the field."""
+        if not isinstance(d, Mapping):
+            raise SpecError(where, f"must be an object, got {type(d).__name__}")
+        for key in d:
+            if key not in _CRITERION_KEYS:
+                raise SpecError(
+                    f"{where}.{key}",
+                    f"unknown field (known: {', '.join(_CRITERION_KEYS)})",
+                )
+        name = d.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise SpecError(f"{where}.name", "missing or empty (every criterion needs a name)")
+        weight = d.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+            raise SpecError(f"{where}.weight", f"must be a number, got {weight!r}")
+        if not math.isfinite(weight) or weight < 0:
+            raise SpecError(f"{where}.weight", f"must be a finite number >= 0, got {weight!r}")
+        gate = d.get("gate", False)
+        if not isinstance(gate, bool):
+            raise SpecError(f"{where}.gate", f"must be true or false, got {gate!r}")
+        description = d.get("description", "")
+        if not isinstance(description, str):
+            raise SpecError(f"{where}.description", "must be a string")
+        getter, getter_params = _split(d.get("getter"), "fn", f"{where}.getter")
+        check, check_params = _split(d.get("check"), "op", f"{where}.check")
+        crit = cls(
+            name=name,
+            getter=getter,
+            getter_params=getter_params,
+            check=check,
+            check_params=check_params,
+            weight=float(weight),
+            gate=gate,
+            description=description,
+        )
+        crit.validate(where)
+        return crit
+
+    def validate(self, where: str = "criterion") -> None:
+        """Check names and params against the registered functions' signatures."""
+        fn = GETTERS.get(self.getter)
+        if fn is None:
+            raise SpecError(
+                f"{where}.getter.fn",
+                f"unknown getter {self.getter!r} (known: {', '.join(sorted(GETTERS))})",
+            )
+        _check_signature(fn, self.getter_params, "getter", self.getter, f"{where}.getter")
+        op = CHECKS.get(self.check)
+        if op is None:
+            raise SpecError(
+                f"{where}.check.op",
+                f"unknown check {self.check!r} (known: {', '.join(sorted(CHECKS))})",
+            )
+        _check_signature(op, self.check_params, "check", self.check, f"{where}.check")
+        validator = VALIDATORS.get(self.check)
+        if validator is not None:
+            try:
+                validator(self.check_params)
+            except ParamError as exc:
+                raise SpecError(f"{where}.check.{exc.param}", exc.message) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form accepted by :meth:`from_dict`."""
+        out: dict[str, Any] = {"name": self.name, "weight": self.weight, "gate": self.gate}
+        if self.description:
+            out["description"] = self.description
+        out["getter"] = {"fn": self.getter, **self.getter_params}
+        out["check"] = {"op": self.check, **self.check_params}
+        return out
+
+
+def _split(spec: Any, key: str, where: str) -> tuple[str, dict[str, Any]]:
+    """{"fn": "x", **params} (or the bare string "x") -> ("x", params)."""
+    if isinstance(spec, str):
+        return spec, {}
+    if spec is None:
+        raise SpecError(where, "missing")
+    if not isinstance(spec, Mapping):
+        raise SpecError(where, f"must be an object with {key!r}, got {type(spec).__name__}")
+    name = spec.get(key)
+    if not isinstance(name, str) or not name:
+        raise SpecError(f"{where}.{key}", "missing or not a string")
+    params = {k: v for k, v in spec.items() if k != key}
+    for k in params:
+        if not isinstance(k, str):
+            raise SpecError(where, f"parameter names must be strings, got {k!r}")
+    return name, params
+
+
+def _check_signature(
+    fn: Callable[..., Any], params: Any, kind: str, name: str, where: str
+) -> None:
+    """Misspelt or missing parameters are spec errors, not scoring-time TypeErrors."""
+    if not isinstance(params, Mapping):
+        raise SpecError(where, f"parameters must be an object, got {type(params).__name__}")
+    sig_params = list(inspect.signature(fn).parameters.values())[1:]  # skip state / value
+    named = [
+        p
+        for p in sig_params
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig_params)
+    accepted = [p.name for p in named]
+    for key in params:
+        if key not in accepted and not takes_any:
+            raise SpecError(
+                f"{where}.{key}",
+                f"unknown parameter {key!r} for {kind} {name!r} "
+                f"(accepted: {', '.join(accepted) or 'none'})",
+            )
+    for p in named:
+        if p.default is inspect.Parameter.empty and p.name not in params:
+            raise SpecError(where, f"missing parameter {p.name!r} for {kind} {name!r}")
+
+
+def parse_criteria(items: Any, where: str = "evaluator.criteria") -> list[Criterion]:
+    """A list of criterion dicts -> Criteria; names must be unique."""
+    if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
+        raise SpecError(where, f"must be a list, got {type(items).__name__}")
+    out: list[Criterion] = []
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        crit = Criterion.from_dict(item, f"{where}[{i}]")
+        if crit.name in seen:
+            raise SpecError(f"{where}[{i}].name", f"duplicate criterion name {crit.name!r}")
+        seen.add(crit.name)
+        out.append(crit)
+    return out
+
+
+@dataclass
+class CriterionResult:
+    """The outcome of one criterion; ``value`` is a JSON-able, shortened copy of what was read."""
+
+    name: str
+    weight: float
+    passed: bool
+    detail: str
+    value: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "weight": self.weight,
+            "passed": self.passed,
+            "detail": self.detail,
+            "value": self.value,
+        }
+
+
+@dataclass
+class EvaluationResult:
+    """Score = passed weight / total weight; success = every criterion passed (and there is one)."""
+
+    score: float
+    success: bool
+    criteria: list[CriterionResult] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "score": self.score,
+            "success": self.success,
+            "criteria": [c.to_dict() for c in self.criteria],
+        }
+
+
+def jsonable(v: Any, depth: int = 0) -> Any:
+    """A JSON-safe, bounded copy of a getter value for reports (non-finite floats as strings)."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if v is None or isinstance(v, (bool, int)):
+        return v
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
+        return v
+    if isinstance(v, str):
+        return v if len(v) <= _MAX_STR else f"{v[:_MAX_STR]}... ({len(v)} chars)"
+    if isinstance(v, np.ndarray):
+        return f"array(shape={list(v.shape)}, dtype={v.dtype})"
+    if isinstance(v, (bytes, bytearray)):
+        return jsonable(f"<{len(v)} bytes>")
+    if isinstance(v, PurePath):
+        return jsonable(str(v))
+    if depth >= 4:
+        return jsonable(repr(v))
+    if isinstance(v, Mapping):
+        items = list(v.items())
+        out = {str(k): jsonable(x, depth + 1) for k, x in items[:_MAX_ITEMS]}
+        if len(items) > _MAX_ITEMS:
+            out["..."] = f"{len(items) - _MAX_ITEMS} more keys"
+        return out
+    if isinstance(v, (list, tuple, set, frozenset)):
+        seq = list(v) if not isinstance(v, (set, frozenset)) else sorted(v, key=repr)
+        out_list = [jsonable(x, depth + 1) for x in seq[:_MAX_ITEMS]]
+        if len(seq) > _MAX_ITEMS:
+            out_list.append(f"... {len(seq) - _MAX_ITEMS} more items")
+        return out_list
+    return jsonable(repr(v))
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _MAX_DETAIL else text[: _MAX_DETAIL - 3] + "..."
+
+
+def _run(c: Criterion, state: FinalState) -> CriterionResult:
+    def fail(detail: str, value: Any = None) -> CriterionResult:
+        return CriterionResult(c.name, c.weight, False, _short(detail), value)
+
+    getter = GETTERS.get(c.getter)
+    if getter is None:
+        return fail(f"unknown getter {c.getter!r}")
+    op = CHECKS.get(c.check)
+    if op is None:
+        return fail(f"unknown check {c.check!r}")
+    try:
+        value = getter(state, **c.getter_params)
+    except GetterError as exc:
+        return fail(str(exc))
+    except Exception as exc:  # a getter bug must cost this criterion, not the whole evaluation
+        return fail(f"getter {c.getter!r} failed: {type(exc).__name__}: {exc}")
+    shown = jsonable(value)
+    try:
+        passed, detail = op(value, **c.check_params)
+    except Exception as exc:  # likewise for checks
+        return fail(f"check {c.check!r} failed: {type(exc).__name__}: {exc}", shown)
+    return CriterionResult(c.name, c.weight, bool(passed), _short(str(detail)), shown)
+
+
+def evaluate(
+    criteria: Sequence[Criterion | Mapping[str, Any]], state: FinalState
+) -> EvaluationResult:
+    """Score ``state``; deterministic and never raises for problems in the state itself."""
+    crits = [
+        c if isinstance(c, Criterion) else Criterion.from_dict(c, f"criteria[{i}]")
+        for i, c in enumerate(criteria)
+    ]
+    results: list[CriterionResult] = []
+    failed_gate: str | None = None
+    for c in crits:
+        if failed_gate is not None:
+            results.append(
+                CriterionResult(c.name, c.weight, False, f"skipped: gate '{failed_gate}' failed")
+            )
+            continue
+        result = _run(c, state)
+        results.append(result)
+        if c.gate and not result.passed:
+            failed_gate = c.name
+    success = bool(results) and all(r.passed for r in results)
+    total = math.fsum(r.weight for r in results)
+    if total > 0:
+        score = math.fsum(r.weight for r in results if r.passed) / total
+    else:  # no criteria, or only zero-weight ones: all-or-nothing
+        score = 1.0 if success else 0.0
+    return EvaluationResult(score=min(1.0, max(0.0, score)), success=success, criteria=results)

@@ -1,0 +1,60 @@
+"""Getters about plain files the agent saved in its working directory."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from .._dotted import LookupFailure, dotted_get
+from ._io import decode_text, existing_file, read_bytes
+from .registry import GetterError, register
+
+if TYPE_CHECKING:
+    from ..state import FinalState
+
+
+@register("file_exists")
+def file_exists(state: FinalState, path: str) -> bool:
+    """True if ``path`` is a regular file inside the work dir (a directory does not count)."""
+    return state.path(path).is_file()
+
+
+@register("file_text")
+def file_text(state: FinalState, path: str) -> str:
+    """The file decoded as text (UTF-8, falling back to Latin-1)."""
+    return decode_text(read_bytes(state, path))
+
+
+@register("file_json")
+def file_json(state: FinalState, path: str, key: str | None = None) -> Any:
+    """The parsed JSON document, or the value at dotted ``key`` ("rois.0.name")."""
+    text = decode_text(read_bytes(state, path))
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GetterError(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise GetterError(f"{path}: invalid JSON: {exc}") from None
+    if key is None:
+        return doc
+    try:
+        return dotted_get(doc, key)
+    except LookupFailure as exc:
+        raise GetterError(f"{path}: {key!r}: {exc}") from None
+
+
+@register("file_sha256")
+def file_sha256(state: FinalState, path: str) -> str:
+    """Hex SHA-256 of the file, streamed (used to prove protected inputs were not modified)."""
+    p = existing_file(state, path)
+    digest = hashlib.sha256()
+    try:
+        with p.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise GetterError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return digest.hexdigest()

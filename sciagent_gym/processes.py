@@ -1,0 +1,105 @@
+"""Child processes that can never outlive us.
+
+Every long-running program the package starts (Xvfb, the window manager, sandboxes) goes through
+:func:`spawn`: it runs in its own process group, gets SIGKILL from the kernel if this interpreter
+dies (``PR_SET_PDEATHSIG``), and is registered so that :func:`terminate` on close, on error and
+the ``atexit`` hook end the whole group.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import signal
+import subprocess
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+
+_PR_SET_PDEATHSIG = 1
+_live: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()
+_lock = threading.Lock()
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def spawn(argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+          stdin: int | None = subprocess.DEVNULL, stdout: int | None = subprocess.DEVNULL,
+          stderr: int | None = subprocess.DEVNULL, pass_fds: Sequence[int] = ()
+          ) -> subprocess.Popen:
+    """Start ``argv`` in a new session, tied to this process's lifetime."""
+    proc = subprocess.Popen(
+        list(argv), env=env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr,
+        start_new_session=True, preexec_fn=_die_with_parent, pass_fds=tuple(pass_fds),
+        close_fds=True,
+    )
+    with _lock:
+        _live.add(proc)
+    return proc
+
+
+def terminate(proc: subprocess.Popen | None, timeout: float = 2.0) -> None:
+    """End ``proc`` and its process group: SIGTERM, then SIGKILL after ``timeout``."""
+    if proc is None:
+        return
+    with _lock:
+        _live.discard(proc)
+    if proc.poll() is None:
+        _signal_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+    # The leader may be gone while members of its group live on: always sweep the group.
+    _signal_group(proc, signal.SIGKILL)
+    try:
+        proc.wait(1.0)
+    except subprocess.TimeoutExpired:
+        pass
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def live_processes() -> list[subprocess.Popen]:
+    """Processes started through :func:`spawn` that have not been terminated."""
+    with _lock:
+        return [p for p in _live if p.poll() is None]
+
+
+@atexit.register
+def _terminate_all() -> None:
+    with _lock:
+        procs = list(_live)
+    for proc in procs:
+        terminate(proc, timeout=1.0)
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.01, what: str = "condition"):
+    """Poll ``predicate`` until it returns a truthy value; raise TimeoutError naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.1f}s waiting for {what}")
+        time.sleep(interval)

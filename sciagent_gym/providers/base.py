@@ -1,0 +1,100 @@
+"""The one interface every provider offers; the env never knows which one it has."""
+
+from __future__ import annotations
+
+import abc
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from sciagent_gym import actions as A
+from sciagent_gym.controller.windows import WindowInfo
+from sciagent_gym.providers.sandbox import CommandResult
+
+if TYPE_CHECKING:
+    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.tools import ToolAdapter
+
+
+class Provider(abc.ABC):
+    """Owns a sandbox's lifecycle: display, program, snapshot restore, commands, screen."""
+
+    width: int
+    height: int
+
+    @abc.abstractmethod
+    def reset(self, tool: ToolAdapter, task: Task) -> None:
+        """Restore the tool's snapshot, stage ``task``'s inputs, start the program, wait ready."""
+
+    @abc.abstractmethod
+    def execute(self, action: A.Action) -> None:
+        """Perform one GUI action on the display."""
+
+    @abc.abstractmethod
+    def screenshot(self) -> np.ndarray:
+        """The screen now, (H, W, 3) uint8."""
+
+    @abc.abstractmethod
+    def wait_settled(self) -> np.ndarray:
+        """Wait until the screen stops changing (bounded); return the last frame."""
+
+    @abc.abstractmethod
+    def windows(self) -> list[WindowInfo]:
+        """Top-level windows on the display."""
+
+    @abc.abstractmethod
+    def run_command(self, command: str, timeout: float = 30.0) -> CommandResult:
+        """Run a shell command in the task's working directory inside the sandbox."""
+
+    @abc.abstractmethod
+    def exec_in_sandbox(self, argv: list[str], timeout: float = 30.0,
+                        wait_file: str | None = None) -> CommandResult:
+        """Run a program inside the sandbox (the tool's scripting channel uses this)."""
+
+    @abc.abstractmethod
+    def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
+        """Start a helper program inside the sandbox without waiting for it."""
+
+    @abc.abstractmethod
+    def helper_running(self, name: str) -> bool:
+        """Whether a helper started with :meth:`spawn_in_sandbox` still runs."""
+
+    @abc.abstractmethod
+    def kill_in_sandbox(self, name: str) -> None:
+        """End a helper started with :meth:`spawn_in_sandbox`."""
+
+    @abc.abstractmethod
+    def read_file(self, path: str, remove: bool = False) -> str | None:
+        """A text file as the sandbox sees it, or None if absent (optionally removing it)."""
+
+    @abc.abstractmethod
+    def close_window(self, window_id: int) -> None:
+        """Ask the window manager to close a window (as its close button would)."""
+
+    @abc.abstractmethod
+    def app_running(self) -> bool:
+        """Whether the tool's program is still alive."""
+
+    @abc.abstractmethod
+    def app_log_tail(self) -> str:
+        """The end of the program's output, for crash reports."""
+
+    @property
+    @abc.abstractmethod
+    def host_work_dir(self) -> Path:
+        """The task's working directory as a host path (the evaluator reads it)."""
+
+    @property
+    @abc.abstractmethod
+    def paths(self) -> dict[str, str]:
+        """Paths as the program sees them: ``home``, ``work``, ``tmp``."""
+
+    @property
+    def cli_isolated(self) -> bool:
+        """Whether CLI actions run without a view of the host."""
+        return True
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """End every process this provider started."""

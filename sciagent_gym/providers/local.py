@@ -1,0 +1,188 @@
+"""The embedded default: the real program on a private Xvfb display on this machine, no VM."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from sciagent_gym import actions as A
+from sciagent_gym import processes
+from sciagent_gym.controller.settle import SettleConfig, wait_settled
+from sciagent_gym.controller.windows import WindowInfo, WindowLister
+from sciagent_gym.controller.x11 import X11Controller
+from sciagent_gym.errors import AppCrashedError
+from sciagent_gym.providers.base import Provider
+from sciagent_gym.providers.display import VirtualDisplay
+from sciagent_gym.providers.sandbox import CommandResult, Sandbox
+
+if TYPE_CHECKING:
+    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.tools import ToolAdapter
+
+APP = "app"
+
+
+class LocalProvider(Provider):
+    """Xvfb + openbox + a sandboxed program, restored from the tool's snapshot on every reset.
+
+    The display lives as long as the provider; each reset stops the sandbox (which ends the
+    program and anything it started), copies the snapshot home directory back, stages the task's
+    inputs and starts the program again, waiting for its window rather than sleeping.
+    """
+
+    def __init__(self, width: int = 1280, height: int = 800, isolation: str = "auto",
+                 settle: SettleConfig | None = None) -> None:
+        self.width, self.height = width, height
+        self.settle_config = settle or SettleConfig()
+        self._display: VirtualDisplay | None = None
+        self._controller: X11Controller | None = None
+        self._windows: WindowLister | None = None
+        self._sandbox: Sandbox | None = None
+        self._isolation = isolation
+        self.last_reset_timings: dict[str, float] = {}
+        try:
+            self._display = VirtualDisplay(width, height)
+            self._controller = X11Controller(self._display.name, width, height)
+            self._windows = WindowLister(self._display.name)
+            self._sandbox = Sandbox(self._display.name, self._display.socket_path, isolation)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def display_name(self) -> str:
+        return self._display.name
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return self._sandbox
+
+    @property
+    def isolation(self) -> str:
+        return self._sandbox.isolation
+
+    @property
+    def cli_isolated(self) -> bool:
+        return self._sandbox.isolation == "bwrap"
+
+    @property
+    def host_work_dir(self) -> Path:
+        return self._sandbox.host_work
+
+    @property
+    def paths(self) -> dict[str, str]:
+        sbx = self._sandbox
+        return {"home": sbx.home, "work": sbx.work, "tmp": sbx.tmp}
+
+    # -- episode lifecycle -----------------------------------------------------------------
+    def reset(self, tool: ToolAdapter, task: Task) -> None:
+        t0 = time.monotonic()
+        sbx = self._sandbox
+        sbx.stop()
+        self._controller.release_all()
+        self._restore_home(tool.snapshot_dir)
+        t1 = time.monotonic()
+        task.stage(sbx.host_work)
+        t2 = time.monotonic()
+        sbx.start()
+        sbx.spawn(APP, tool.launch_argv(self, task), env=tool.launch_env(self),
+                  log=f"{sbx.tmp}/app.log")
+        t3 = time.monotonic()
+        self._wait_ready(tool, task)
+        t4 = time.monotonic()
+        frame, _ = wait_settled(self._controller.grab, self.settle_config)
+        self._last_frame = frame
+        self.last_reset_timings = {"restore": t1 - t0, "stage": t2 - t1, "launch": t3 - t2,
+                                   "ready": t4 - t3, "settle": time.monotonic() - t4,
+                                   "total": time.monotonic() - t0}
+
+    def _restore_home(self, snapshot: Path) -> None:
+        home = self._sandbox.host_home
+        shutil.rmtree(home, ignore_errors=True)
+        if snapshot.is_dir():
+            shutil.copytree(snapshot, home, symlinks=True)
+        else:
+            home.mkdir(parents=True)
+        (home / "work").mkdir(exist_ok=True)
+
+    def _wait_ready(self, tool: ToolAdapter, task: Task) -> None:
+        def ready() -> bool:
+            if not self.app_running():
+                raise AppCrashedError(
+                    f"{tool.info.display_name} exited during start-up; its output ends with:\n"
+                    f"{self.app_log_tail()}")
+            return tool.is_ready(self.windows(), task)
+
+        try:
+            processes.wait_for(ready, tool.ready_timeout, interval=0.02,
+                               what=f"{tool.info.display_name} to show its window")
+        except TimeoutError as exc:
+            titles = [w.title for w in self.windows()]
+            raise TimeoutError(f"{exc}; windows now: {titles}; program output ends with:\n"
+                               f"{self.app_log_tail()}") from None
+
+    # -- acting and observing ----------------------------------------------------------------
+    def execute(self, action: A.Action) -> None:
+        self._controller.execute(action)
+
+    def screenshot(self) -> np.ndarray:
+        return self._controller.grab()
+
+    def wait_settled(self) -> np.ndarray:
+        frame, _ = wait_settled(self._controller.grab, self.settle_config)
+        return frame
+
+    def windows(self) -> list[WindowInfo]:
+        return self._windows.list()
+
+    def pointer(self) -> tuple[int, int]:
+        return self._controller.pointer()
+
+    def run_command(self, command: str, timeout: float = 30.0) -> CommandResult:
+        return self._sandbox.exec(shell=command, timeout=timeout)
+
+    def exec_in_sandbox(self, argv: list[str], timeout: float = 30.0,
+                        wait_file: str | None = None) -> CommandResult:
+        return self._sandbox.exec(argv=argv, timeout=timeout, wait_file=wait_file)
+
+    def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
+        self._sandbox.spawn(name, argv, log=f"{self._sandbox.tmp}/{name}.log")
+
+    def helper_running(self, name: str) -> bool:
+        return bool(self._sandbox.poll(name)["running"])
+
+    def kill_in_sandbox(self, name: str) -> None:
+        self._sandbox.kill(name)
+
+    def read_file(self, path: str, remove: bool = False) -> str | None:
+        return self._sandbox.read(path, remove=remove)
+
+    def close_window(self, window_id: int) -> None:
+        self._windows.close_window(window_id)
+
+    def app_running(self) -> bool:
+        if self._sandbox is None or not self._sandbox.alive:
+            return False
+        try:
+            return bool(self._sandbox.poll(APP)["running"])
+        except Exception:
+            return False
+
+    def app_log_tail(self) -> str:
+        try:
+            return (self._sandbox.read(f"{self._sandbox.tmp}/app.log", 4000) or "").strip()
+        except Exception as exc:
+            return f"(log unavailable: {exc})"
+
+    def close(self) -> None:
+        for part in (self._sandbox, self._windows, self._controller, self._display):
+            if part is not None:
+                try:
+                    part.close()
+                except Exception:
+                    pass
+        self._sandbox = self._windows = self._controller = self._display = None

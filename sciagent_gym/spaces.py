@@ -1,0 +1,450 @@
+"""The structured (Gymnasium) action space, and conversions from and to actions.
+
+RL policies act through :func:`make_action_space`, a :class:`gymnasium.spaces.Dict`. Every step
+carries all fields; only those relevant to the chosen ``action_type`` are read, the rest are
+ignored (they may hold anything, and may even be left out of the dict).
+
+Fields
+------
+
+``action_type`` : ``Discrete(17)``
+    Index into :data:`ACTION_TYPES`: 0 click, 1 double_click, 2 right_click, 3 move, 4 drag,
+    5 mouse_down, 6 mouse_up, 7 scroll, 8 type, 9 key, 10 hotkey, 11 key_down, 12 key_up,
+    13 wait, 14 run, 15 done, 16 fail. A string name from that tuple is accepted too.
+``coordinate`` : ``Box(0, [width-1, height-1], (2,), int32)``
+    Screen pixel ``(x, y)``: the point of click, double_click, right_click, move, mouse_down,
+    mouse_up and scroll, and the end point of drag. Floats are rounded.
+``start`` : ``Box(0, [width-1, height-1], (2,), int32)``
+    Where a drag presses the button (used by drag only).
+``button`` : ``Discrete(3)``
+    0 left, 1 middle, 2 right; used by click, double_click, drag, mouse_down, mouse_up
+    (right_click always uses the right button).
+``key`` : ``Discrete(len(KEY_NAMES))``
+    Index into :data:`sciagent_gym.keys.KEY_NAMES` (canonical pyautogui names: printable ASCII
+    characters, then ``enter``, ``tab``, ``space``, ...); the key of key, key_down and key_up, and
+    the last (non-modifier) key of hotkey.
+``modifiers`` : ``MultiBinary(4)``
+    Flags for ctrl, shift, alt, win (:data:`sciagent_gym.keys.MODIFIERS`), held during a hotkey.
+    ``[1, 0, 0, 0]`` with ``key`` = ``s`` is ctrl+s. Used by hotkey only.
+``text`` : ``UnicodeText(max_text, min_length=1)``
+    The text typed by type, or the shell command of run. Any Unicode string of 1..max_text
+    characters is in the space; random samples are printable ASCII.
+``scroll`` : ``Box(-10, 10, (2,), int32)``
+    Wheel clicks ``(dx, dy)`` for scroll, at ``coordinate``. pyautogui's convention: ``dy > 0``
+    scrolls up, ``dx > 0`` scrolls right.
+``seconds`` : ``Box(0.0, 5.0, (), float32)``
+    Duration of wait.
+
+done and fail read no field: done ends the episode claiming success, fail gives up.
+
+:func:`from_space_sample` turns one such dict into actions (validated as :func:`parse_action`
+does), :func:`action_to_dict` gives the human dict form of an action (what trajectory logs store,
+and :func:`~sciagent_gym.action_parser.parse_action` reads back) and :func:`action_to_pyautogui`
+the equivalent pyautogui code.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.spaces.utils import flatten, flatten_space, unflatten
+from numpy.typing import NDArray
+
+from .action_parser import (
+    BUTTONS,
+    MAX_TEXT_LENGTH,
+    check_point,
+    check_screen_size,
+    validate_action,
+)
+from .actions import (
+    Action,
+    ActionError,
+    Click,
+    Done,
+    Drag,
+    Fail,
+    Hotkey,
+    KeyDown,
+    KeyUp,
+    MouseDown,
+    MouseUp,
+    Move,
+    Press,
+    Run,
+    Scroll,
+    TypeText,
+    Wait,
+)
+from .keys import KEY_NAMES, MODIFIERS
+
+#: What random samples of :class:`UnicodeText` are drawn from: characters a keyboard can type.
+PRINTABLE_ASCII: str = string.ascii_letters + string.digits + string.punctuation + " "
+
+ACTION_TYPES: tuple[str, ...] = (
+    "click", "double_click", "right_click", "move", "drag", "mouse_down", "mouse_up", "scroll",
+    "type", "key", "hotkey", "key_down", "key_up", "wait", "run", "done", "fail",
+)
+
+SCROLL_LIMIT = 10
+WAIT_LIMIT = 5.0
+
+#: The fields each action type reads (everything else in a sample is ignored).
+TYPE_FIELDS: dict[str, tuple[str, ...]] = {
+    "click": ("coordinate", "button"),
+    "double_click": ("coordinate", "button"),
+    "right_click": ("coordinate",),
+    "move": ("coordinate",),
+    "drag": ("start", "coordinate", "button"),
+    "mouse_down": ("coordinate", "button"),
+    "mouse_up": ("coordinate", "button"),
+    "scroll": ("coordinate", "scroll"),
+    "type": ("text",),
+    "key": ("key",),
+    "hotkey": ("modifiers", "key"),
+    "key_down": ("key",),
+    "key_up": ("key",),
+    "wait": ("seconds",),
+    "run": ("text",),
+    "done": (),
+    "fail": (),
+}
+FIELDS: tuple[str, ...] = (
+    "action_type", "coordinate", "start", "button", "key", "modifiers", "text", "scroll",
+    "seconds",
+)
+
+
+class UnicodeText(spaces.Text):
+    """A Text space holding any ``str`` of allowed length, because agents type any Unicode.
+
+    :class:`gymnasium.spaces.Text` only contains strings over its charset; here the charset only
+    steers :meth:`sample` (printable ASCII by default, so random policies type typeable text).
+    Unlike ``Text``, ``min_length`` defaults to 0: the empty string is a valid text (an empty
+    terminal, say). Flattening encodes code points, padded with ``0x110000``.
+    """
+
+    def __init__(
+        self,
+        max_length: int,
+        *,
+        min_length: int = 0,
+        charset: frozenset[str] | str = PRINTABLE_ASCII,
+        seed: int | np.random.Generator | None = None,
+    ) -> None:
+        super().__init__(max_length, min_length=min_length, charset=charset, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        """Any ``str`` whose length is within the bounds, whatever its characters."""
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    def __repr__(self) -> str:
+        if self.character_set == frozenset(PRINTABLE_ASCII):
+            return f"UnicodeText({self.min_length}, {self.max_length})"
+        return (
+            f"UnicodeText({self.min_length}, {self.max_length}, "
+            f"sample_charset={self.characters!r})"
+        )
+
+    def __eq__(self, other: object, /) -> bool:
+        return (
+            isinstance(other, UnicodeText)
+            and self.min_length == other.min_length
+            and self.max_length == other.max_length
+            and self.character_set == other.character_set
+        )
+
+
+_NO_CHAR = 0x110000  # one past the last Unicode code point
+
+
+@flatten.register(UnicodeText)
+def _flatten_unicode_text(space: UnicodeText, x: str) -> NDArray[np.int32]:
+    arr = np.full((space.max_length,), _NO_CHAR, dtype=np.int32)
+    arr[: len(x)] = [ord(c) for c in x]
+    return arr
+
+
+@unflatten.register(UnicodeText)
+def _unflatten_unicode_text(space: UnicodeText, x: NDArray[np.int32]) -> str:
+    return "".join(chr(int(v)) for v in x if 0 <= v < _NO_CHAR)
+
+
+@flatten_space.register(UnicodeText)
+def _flatten_space_unicode_text(space: UnicodeText) -> spaces.Box:
+    return spaces.Box(low=0, high=_NO_CHAR, shape=(space.max_length,), dtype=np.int32)
+
+
+def make_action_space(width: int, height: int, max_text: int = 256) -> spaces.Dict:
+    """The structured action space of a ``width`` x ``height`` screen (fields: module docstring)."""
+    if width <= 0 or height <= 0:
+        raise ValueError(f"screen size must be positive, got {width}x{height}")
+    if not 1 <= max_text <= MAX_TEXT_LENGTH:
+        raise ValueError(f"max_text must be between 1 and {MAX_TEXT_LENGTH}, got {max_text}")
+    point_high = np.array([width - 1, height - 1], dtype=np.int32)
+    return spaces.Dict(
+        {
+            "action_type": spaces.Discrete(len(ACTION_TYPES)),
+            "coordinate": spaces.Box(low=0, high=point_high, shape=(2,), dtype=np.int32),
+            "start": spaces.Box(low=0, high=point_high, shape=(2,), dtype=np.int32),
+            "button": spaces.Discrete(len(BUTTONS)),
+            "key": spaces.Discrete(len(KEY_NAMES)),
+            "modifiers": spaces.MultiBinary(len(MODIFIERS)),
+            "text": UnicodeText(max_length=max_text, min_length=1),
+            "scroll": spaces.Box(
+                low=-SCROLL_LIMIT, high=SCROLL_LIMIT, shape=(2,), dtype=np.int32
+            ),
+            "seconds": spaces.Box(low=0.0, high=WAIT_LIMIT, shape=(), dtype=np.float32),
+        }
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# sample -> actions
+
+
+def _scalar(value: Any, name: str) -> Any:
+    """Unwrap 0-d / 1-element arrays that policies often return instead of plain numbers."""
+    if isinstance(value, np.ndarray):
+        if value.size != 1:
+            raise ActionError(f"{name} must be a single number, got an array of shape "
+                              f"{value.shape}")
+        return value.reshape(()).item()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _index(value: Any, name: str, n: int) -> int:
+    value = _scalar(value, name)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value != int(value)
+    ):
+        raise ActionError(f"{name} must be an integer index, got {value!r}")
+    if not 0 <= value < n:
+        raise ActionError(f"{name} {int(value)} is out of range (0..{n - 1})")
+    return int(value)
+
+
+def _vector(value: Any, name: str, size: int) -> list[Any]:
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):
+        arr = np.asarray(None)
+    if arr.shape != (size,) or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+        or arr.dtype == np.bool_
+    ):
+        raise ActionError(f"{name} must be {size} numbers, got {value!r}")
+    return arr.tolist()
+
+
+def from_space_sample(sample: Mapping[str, Any], screen_size: tuple[int, int]) -> list[Action]:
+    """Convert one element of :func:`make_action_space` into validated actions."""
+    screen = check_screen_size(screen_size)
+    if not isinstance(sample, Mapping):
+        raise ActionError(f"action space sample must be a dict, got {type(sample).__name__}")
+    for name in sample:
+        if name not in FIELDS:
+            raise ActionError(
+                f"unknown field {name!r} in action space sample (fields: {', '.join(FIELDS)})"
+            )
+    if "action_type" not in sample:
+        raise ActionError("action space sample is missing field 'action_type'")
+    raw_type = sample["action_type"]
+    if isinstance(raw_type, str):
+        if raw_type not in ACTION_TYPES:
+            raise ActionError(f"unknown action_type {raw_type!r}")
+        kind = raw_type
+    else:
+        kind = ACTION_TYPES[_index(raw_type, "action_type", len(ACTION_TYPES))]
+    for name in TYPE_FIELDS[kind]:
+        if name not in sample:
+            raise ActionError(f"{kind} action needs field {name!r}")
+
+    def point(name: str) -> tuple[int, int]:
+        x, y = _vector(sample[name], name, 2)
+        return check_point(x, y, screen, "start point" if name == "start" else "point")
+
+    def button() -> str:
+        return BUTTONS[_index(sample["button"], "button", len(BUTTONS))]
+
+    def key() -> str:
+        return KEY_NAMES[_index(sample["key"], "key", len(KEY_NAMES))]
+
+    if kind in ("click", "double_click", "right_click"):
+        x, y = point("coordinate")
+        btn = "right" if kind == "right_click" else button()
+        raw: Action = Click(x, y, btn, 2 if kind == "double_click" else 1)  # type: ignore[arg-type]
+    elif kind == "move":
+        raw = Move(*point("coordinate"))
+    elif kind == "drag":
+        start = point("start")
+        raw = Drag(*point("coordinate"), button(), start)  # type: ignore[arg-type]
+    elif kind in ("mouse_down", "mouse_up"):
+        cls = MouseDown if kind == "mouse_down" else MouseUp
+        raw = cls(button(), *point("coordinate"))  # type: ignore[arg-type]
+    elif kind == "scroll":
+        dx, dy = _vector(sample["scroll"], "scroll", 2)
+        for name, value in (("scroll dx", dx), ("scroll dy", dy)):
+            if isinstance(value, (int, float)) and math.isfinite(value) and (
+                abs(value) > SCROLL_LIMIT
+            ):
+                raise ActionError(
+                    f"{name} must be in -{SCROLL_LIMIT}..{SCROLL_LIMIT}, got {value!r}"
+                )
+        raw = Scroll(dy, dx, *point("coordinate"))
+    elif kind == "type":
+        raw = TypeText(sample["text"])
+    elif kind == "run":
+        raw = Run(sample["text"])
+    elif kind == "key":
+        raw = Press(key())
+    elif kind == "hotkey":
+        flags = _vector(sample["modifiers"], "modifiers", len(MODIFIERS))
+        if any(f not in (0, 1) for f in flags):
+            raise ActionError(f"modifiers must be 0/1 flags, got {flags!r}")
+        held = [m for m, f in zip(MODIFIERS, flags, strict=True) if f]
+        last = key()
+        raw = Hotkey(tuple(held) + ((last,) if last not in held else ()))
+    elif kind in ("key_down", "key_up"):
+        raw = (KeyDown if kind == "key_down" else KeyUp)(key())
+    elif kind == "wait":
+        seconds = _scalar(sample["seconds"], "seconds")
+        if isinstance(seconds, (int, float)) and seconds > WAIT_LIMIT:
+            raise ActionError(f"seconds must be at most {WAIT_LIMIT:g}, got {seconds!r}")
+        raw = Wait(seconds)
+    else:
+        raw = Done() if kind == "done" else Fail()
+    return [validate_action(raw, screen)]
+
+
+# --------------------------------------------------------------------------------------------
+# action -> dict / pyautogui
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def action_to_dict(action: Action) -> dict[str, Any]:
+    """The human dict form of one action (JSON-serialisable; :func:`parse_action` reads it)."""
+    a: Any = action
+    if isinstance(a, Click):
+        return {"type": "click", "x": int(a.x), "y": int(a.y), "button": a.button,
+                "clicks": int(a.clicks)}
+    if isinstance(a, Move):
+        return {"type": "move", "x": int(a.x), "y": int(a.y)}
+    if isinstance(a, Drag):
+        out: dict[str, Any] = {"type": "drag", "x": int(a.x), "y": int(a.y), "button": a.button}
+        if a.start is not None:
+            out["start"] = [int(a.start[0]), int(a.start[1])]
+        return out
+    if isinstance(a, (MouseDown, MouseUp)):
+        out = {"type": "mouse_down" if isinstance(a, MouseDown) else "mouse_up",
+               "button": a.button}
+        if a.x is not None:
+            out.update(x=int(a.x), y=_opt_int(a.y))
+        return out
+    if isinstance(a, Scroll):
+        out = {"type": "scroll", "dy": int(a.dy), "dx": int(a.dx)}
+        if a.x is not None:
+            out.update(x=int(a.x), y=_opt_int(a.y))
+        return out
+    if isinstance(a, TypeText):
+        return {"type": "type", "text": str(a.text)}
+    if isinstance(a, Press):
+        return {"type": "key", "key": str(a.key), "presses": int(a.presses)}
+    if isinstance(a, Hotkey):
+        return {"type": "hotkey", "keys": [str(k) for k in a.keys]}
+    if isinstance(a, KeyDown):
+        return {"type": "key_down", "key": str(a.key)}
+    if isinstance(a, KeyUp):
+        return {"type": "key_up", "key": str(a.key)}
+    if isinstance(a, Wait):
+        return {"type": "wait", "seconds": float(a.seconds)}
+    if isinstance(a, Run):
+        out = {"type": "run", "command": str(a.command)}
+        if a.timeout is not None:
+            out["timeout"] = float(a.timeout)
+        return out
+    if isinstance(a, Done):
+        return {"type": "done"}
+    if isinstance(a, Fail):
+        return {"type": "fail"}
+    raise ActionError(f"unsupported action type: {type(action).__name__}")
+
+
+def _call(func: str, *args: Any, **kwargs: Any) -> str:
+    parts = [repr(v) for v in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    return f"{func}({', '.join(parts)})"
+
+
+def _point_args(x: Any, y: Any) -> tuple[int, ...]:
+    return () if x is None else (int(x), int(y))
+
+
+def action_to_pyautogui(action: Action) -> str:
+    """Equivalent pyautogui code, so logs and prompts can show actions the way agents write them.
+
+    ``parse_action(action_to_pyautogui(a)) == [a]`` for every valid action except a drag with a
+    ``start`` (written as moveTo + dragTo) and a scroll on both axes (scroll + hscroll).
+    """
+    a: Any = action
+    if isinstance(a, Click):
+        kwargs: dict[str, Any] = {}
+        if a.clicks != 1:
+            kwargs["clicks"] = int(a.clicks)
+        if a.button != "left":
+            kwargs["button"] = a.button
+        return _call("pyautogui.click", int(a.x), int(a.y), **kwargs)
+    if isinstance(a, Move):
+        return _call("pyautogui.moveTo", int(a.x), int(a.y))
+    if isinstance(a, Drag):
+        kwargs = {} if a.button == "left" else {"button": a.button}
+        drag = _call("pyautogui.dragTo", int(a.x), int(a.y), **kwargs)
+        if a.start is None:
+            return drag
+        return _call("pyautogui.moveTo", int(a.start[0]), int(a.start[1])) + "\n" + drag
+    if isinstance(a, (MouseDown, MouseUp)):
+        func = "pyautogui.mouseDown" if isinstance(a, MouseDown) else "pyautogui.mouseUp"
+        return _call(func, *_point_args(a.x, a.y), button=a.button)
+    if isinstance(a, Scroll):
+        point = _point_args(a.x, a.y)
+        lines = []
+        if a.dy or not a.dx:
+            lines.append(_call("pyautogui.scroll", int(a.dy), *point))
+        if a.dx:
+            lines.append(_call("pyautogui.hscroll", int(a.dx), *point))
+        return "\n".join(lines)
+    if isinstance(a, TypeText):
+        return _call("pyautogui.write", str(a.text))
+    if isinstance(a, Press):
+        if a.presses != 1:
+            return _call("pyautogui.press", str(a.key), presses=int(a.presses))
+        return _call("pyautogui.press", str(a.key))
+    if isinstance(a, Hotkey):
+        return _call("pyautogui.hotkey", *(str(k) for k in a.keys))
+    if isinstance(a, KeyDown):
+        return _call("pyautogui.keyDown", str(a.key))
+    if isinstance(a, KeyUp):
+        return _call("pyautogui.keyUp", str(a.key))
+    if isinstance(a, Wait):
+        return _call("time.sleep", float(a.seconds))
+    if isinstance(a, Run):
+        if a.timeout is None:
+            return _call("run", str(a.command))
+        return _call("run", str(a.command), timeout=float(a.timeout))
+    if isinstance(a, Done):
+        return "DONE"
+    if isinstance(a, Fail):
+        return "FAIL"
+    raise ActionError(f"unsupported action type: {type(action).__name__}")

@@ -1,0 +1,213 @@
+"""Task specs: one JSON file per task under ``task_specs/<tool>/``, validated on load.
+
+A spec is a template. Its ``params`` are sampled per seed into a concrete :class:`~.task.Task`
+(a variant); ``{name}`` placeholders in the instruction and ``$name`` values in setup, evaluator,
+oracle and negatives are filled from the sampled params, the gold values the data generators
+return (``$gold.<name>.<key>``), and the sandbox paths (``{work}``, ``{home}``).
+
+Schema (fields marked * are required)::
+
+    id*          "<tool>/<slug>"            tool*        tool folder name
+    title*       short name                 instruction* text shown to the agent
+    difficulty*  easy | medium | hard       tags         list of strings
+    max_steps    step budget (default 50)   allow_cli    CLI actions allowed (default true)
+    cli_timeout  seconds per CLI command (default 30)
+    params       {name: {"choice": [...]} | {"int": [lo, hi]} | {"float": [lo, hi], "round": n}
+                  | literal}
+    setup        {"generate": [{"fn", "args", "as"}], "open": [files], "protect": [files]}
+    evaluator*   {"criteria": [criterion, ...]}   (see sciagent_gym.evaluation.Criterion)
+    oracle*      [step, ...]    negatives*  {name: [step, ...]}
+    infeasible   true when FAIL is the right answer
+
+A step is a pyautogui/CLI action string, {"action": {...}}, {"script": "<tool script>"} (run
+through the tool's own scripting channel) or {"run": "<shell>"} (run in the sandbox).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sciagent_gym.evaluation import Criterion, SpecError
+
+DIFFICULTIES = ("easy", "medium", "hard")
+_TOP_FIELDS = {"id", "tool", "title", "instruction", "difficulty", "tags", "max_steps",
+               "allow_cli", "cli_timeout", "params", "setup", "evaluator", "oracle", "negatives",
+               "infeasible", "notes"}
+_SETUP_FIELDS = {"generate", "open", "protect"}
+
+
+class TaskSpecError(ValueError):
+    """A broken task spec; the message names the file and the field."""
+
+    def __init__(self, source: str, field_name: str, message: str) -> None:
+        self.source, self.field = source, field_name
+        super().__init__(f"{source}: {field_name}: {message}")
+
+
+@dataclass(frozen=True)
+class Generator:
+    fn: str
+    args: dict[str, Any]
+    name: str
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    id: str
+    tool: str
+    title: str
+    instruction: str
+    difficulty: str
+    evaluator: list[dict]
+    oracle: list[Any]
+    negatives: dict[str, list[Any]]
+    tags: tuple[str, ...] = ()
+    max_steps: int = 50
+    allow_cli: bool = True
+    cli_timeout: float = 30.0
+    params: dict[str, Any] = field(default_factory=dict)
+    generate: tuple[Generator, ...] = ()
+    open: tuple[str, ...] = ()
+    protect: tuple[str, ...] = ()
+    infeasible: bool = False
+    source: str = "<dict>"
+
+    @property
+    def slug(self) -> str:
+        return self.id.split("/", 1)[1]
+
+
+def _require(cond: bool, source: str, field_name: str, message: str) -> None:
+    if not cond:
+        raise TaskSpecError(source, field_name, message)
+
+
+def _check_params(params: Any, source: str) -> None:
+    _require(isinstance(params, dict), source, "params", "must be an object")
+    for name, p in params.items():
+        where = f"params.{name}"
+        if not isinstance(p, dict):
+            continue  # a literal value
+        kinds = set(p) & {"choice", "int", "float"}
+        _require(len(kinds) == 1, source, where, "needs exactly one of choice, int, float")
+        kind = kinds.pop()
+        value = p[kind]
+        if kind == "choice":
+            _require(isinstance(value, list) and value, source, where + ".choice",
+                     "must be a non-empty list")
+        else:
+            _require(isinstance(value, list) and len(value) == 2 and value[0] <= value[1],
+                     source, f"{where}.{kind}", "must be [low, high] with low <= high")
+        extra = set(p) - {kind, "round"}
+        _require(not extra, source, where, f"unknown field(s) {sorted(extra)}")
+
+
+def _check_steps(steps: Any, source: str, where: str) -> None:
+    _require(isinstance(steps, list), source, where, "must be a list of steps")
+    for i, step in enumerate(steps):
+        ok = isinstance(step, str) or (isinstance(step, dict) and len(step) == 1
+                                       and next(iter(step)) in ("action", "script", "run"))
+        _require(ok, source, f"{where}[{i}]",
+                 "a step is an action string or one of {action|script|run: ...}")
+
+
+def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
+    """Validate a spec's JSON data and build a TaskSpec (raises TaskSpecError)."""
+    _require(isinstance(data, dict), source, "(top)", "a task spec must be a JSON object")
+    unknown = set(data) - _TOP_FIELDS
+    _require(not unknown, source, sorted(unknown)[0] if unknown else "", "unknown field")
+    for name in ("id", "tool", "title", "instruction", "difficulty", "evaluator", "oracle",
+                 "negatives"):
+        _require(name in data, source, name, "is required")
+    for name in ("id", "tool", "title", "instruction"):
+        _require(isinstance(data[name], str) and data[name].strip(), source, name,
+                 "must be a non-empty string")
+    _require(data["id"].startswith(data["tool"] + "/"), source, "id",
+             f"must start with the tool name '{data['tool']}/'")
+    _require(data["difficulty"] in DIFFICULTIES, source, "difficulty",
+             f"must be one of {', '.join(DIFFICULTIES)}")
+    max_steps = data.get("max_steps", 50)
+    _require(isinstance(max_steps, int) and max_steps > 0, source, "max_steps",
+             "must be a positive integer")
+    params = data.get("params", {})
+    _check_params(params, source)
+
+    setup = data.get("setup", {})
+    _require(isinstance(setup, dict), source, "setup", "must be an object")
+    extra = set(setup) - _SETUP_FIELDS
+    _require(not extra, source, f"setup.{sorted(extra)[0] if extra else ''}", "unknown field")
+    generators = []
+    for i, g in enumerate(setup.get("generate", [])):
+        where = f"setup.generate[{i}]"
+        _require(isinstance(g, dict) and isinstance(g.get("fn"), str), source, where + ".fn",
+                 "is required")
+        _require(isinstance(g.get("args", {}), dict), source, where + ".args", "must be an object")
+        generators.append(Generator(g["fn"], g.get("args", {}), g.get("as", g["fn"])))
+    for name in ("open", "protect"):
+        files = setup.get(name, [])
+        _require(isinstance(files, list) and all(isinstance(f, str) for f in files), source,
+                 f"setup.{name}", "must be a list of file names")
+
+    evaluator = data["evaluator"]
+    _require(isinstance(evaluator, dict) and isinstance(evaluator.get("criteria"), list)
+             and evaluator["criteria"], source, "evaluator.criteria", "must be a non-empty list")
+    for i, crit in enumerate(evaluator["criteria"]):
+        try:
+            Criterion.from_dict(_placeholder_free(crit))
+        except SpecError as exc:
+            raise TaskSpecError(source, f"evaluator.criteria[{i}]", str(exc)) from None
+    _check_steps(data["oracle"], source, "oracle")
+    _require(len(data["oracle"]) > 0, source, "oracle", "must not be empty")
+    negatives = data["negatives"]
+    _require(isinstance(negatives, dict) and negatives, source, "negatives",
+             "needs at least one named negative")
+    for name, steps in negatives.items():
+        _check_steps(steps, source, f"negatives.{name}")
+
+    return TaskSpec(
+        id=data["id"], tool=data["tool"], title=data["title"], instruction=data["instruction"],
+        difficulty=data["difficulty"], evaluator=evaluator["criteria"], oracle=data["oracle"],
+        negatives=negatives, tags=tuple(data.get("tags", ())), max_steps=max_steps,
+        allow_cli=bool(data.get("allow_cli", True)),
+        cli_timeout=float(data.get("cli_timeout", 30.0)), params=params,
+        generate=tuple(generators), open=tuple(setup.get("open", ())),
+        protect=tuple(setup.get("protect", ())), infeasible=bool(data.get("infeasible", False)),
+        source=source,
+    )
+
+
+def _placeholder_free(obj: Any) -> Any:
+    """Replace ``$refs`` by 0 so that a criterion's structure can be validated before seeding."""
+    if isinstance(obj, dict):
+        return {k: _placeholder_free(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_placeholder_free(v) for v in obj]
+    if isinstance(obj, str) and obj.startswith("$"):
+        return 0
+    return obj
+
+
+def load_spec(path: str | Path) -> TaskSpec:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise TaskSpecError(str(path), f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
+    spec = parse_spec(data, str(path))
+    _require(path.stem == spec.slug, str(path), "id",
+             f"'{spec.id}' does not match the file name '{path.name}'")
+    return spec
+
+
+def load_specs(root: Path, tool: str | None = None) -> dict[str, TaskSpec]:
+    """All specs under ``root`` (one folder per tool), by task id."""
+    specs: dict[str, TaskSpec] = {}
+    folders = [root / tool] if tool else sorted(p for p in root.iterdir() if p.is_dir())
+    for folder in folders:
+        for path in sorted(folder.glob("*.json")):
+            spec = load_spec(path)
+            specs[spec.id] = spec
+    return specs

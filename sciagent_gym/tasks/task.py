@@ -1,0 +1,128 @@
+"""A concrete task: a spec with its parameters drawn for one seed, staged into a sandbox."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tifffile
+
+from sciagent_gym.evaluation import Criterion, resolve
+from sciagent_gym.tasks.spec import TaskSpec, TaskSpecError
+
+
+def sample_params(spec: TaskSpec, seed: int) -> dict[str, Any]:
+    """Draw the spec's params for ``seed`` (same seed, same variant)."""
+    rng = np.random.default_rng([seed, 7919])
+    out: dict[str, Any] = {}
+    for name in sorted(spec.params):
+        p = spec.params[name]
+        if not isinstance(p, dict):
+            out[name] = p
+        elif "choice" in p:
+            out[name] = p["choice"][int(rng.integers(len(p["choice"])))]
+        elif "int" in p:
+            out[name] = int(rng.integers(p["int"][0], p["int"][1] + 1))
+        else:
+            value = float(rng.uniform(*p["float"]))
+            out[name] = round(value, p["round"]) if "round" in p else value
+    return out
+
+
+class Task:
+    """One variant of a spec. ``stage()`` writes its inputs and computes the gold values.
+
+    Gold values live only in this host-side object; the sandbox sees the inputs alone.
+    """
+
+    def __init__(self, spec: TaskSpec, seed: int, generators: dict[str, Any],
+                 paths: dict[str, str]) -> None:
+        self.spec, self.seed = spec, int(seed)
+        self.params = sample_params(spec, self.seed)
+        self._generators = generators
+        self.paths = dict(paths)
+        self.gold: dict[str, Any] = {}
+        self.input_hashes: dict[str, str] = {}
+        self.staged = False
+        self.gold_dir: Path | None = None
+        self.instruction = resolve(spec.instruction, {**self.params, **self.paths})
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def variant_id(self) -> str:
+        return f"{self.spec.id}#{self.seed}"
+
+    @property
+    def context(self) -> dict[str, Any]:
+        """Everything ``$name`` and ``{name}`` may refer to (gold values included)."""
+        return {**self.params, **self.paths, "gold": self.gold, "seed": self.seed}
+
+    def stage(self, host_work: Path) -> None:
+        """Write the task's input files into ``host_work`` and compute gold values."""
+        host_work.mkdir(parents=True, exist_ok=True)
+        rng = np.random.default_rng([self.seed, 104729])
+        self.gold = {}
+        for gen in self.spec.generate:
+            fn = self._generators.get(gen.fn)
+            if fn is None:
+                raise TaskSpecError(self.spec.source, "setup.generate.fn",
+                                    f"unknown generator '{gen.fn}' for tool {self.spec.tool} "
+                                    f"(known: {', '.join(sorted(self._generators))})")
+            args = resolve(gen.args, {**self.params, **self.paths, "gold": self.gold})
+            self.gold[gen.name] = self._store_arrays(gen.name, fn(host_work, rng, **args))
+        self.input_hashes = {}
+        for name in self.spec.protect:
+            path = host_work / name
+            if not path.is_file():
+                raise TaskSpecError(self.spec.source, "setup.protect",
+                                    f"'{name}' was not created by the setup")
+            self.input_hashes[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        self.staged = True
+
+    def _store_arrays(self, name: str, gold: dict[str, Any]) -> dict[str, Any]:
+        """Reference images go to a host-side gold directory; criteria refer to their paths."""
+        out = {}
+        for key, value in gold.items():
+            if isinstance(value, np.ndarray):
+                if self.gold_dir is None:
+                    self.gold_dir = Path(tempfile.mkdtemp(prefix="sciagent-gold-"))
+                path = self.gold_dir / f"{name}.{key}.tif"
+                tifffile.imwrite(path, value)
+                value = str(path)
+            out[key] = value
+        return out
+
+    def cleanup(self) -> None:
+        """Remove the host-side gold directory."""
+        if self.gold_dir is not None:
+            shutil.rmtree(self.gold_dir, ignore_errors=True)
+            self.gold_dir = None
+
+    def criteria(self) -> list[Criterion]:
+        """The evaluator's criteria with every reference resolved, plus input-integrity checks.
+
+        Protected inputs add weight-0 criteria: they do not change the score, but an episode
+        that altered an input cannot count as a success.
+        """
+        if not self.staged:
+            raise RuntimeError("stage() the task before asking for its criteria")
+        out = [Criterion.from_dict(resolve(c, self.context)) for c in self.spec.evaluator]
+        for name, digest in self.input_hashes.items():
+            out.append(Criterion.from_dict({
+                "name": f"input {name} unchanged", "weight": 0,
+                "getter": {"fn": "file_sha256", "path": name},
+                "check": {"op": "unchanged", "expected_sha256": digest},
+            }))
+        return out
+
+    def steps(self, which: str = "oracle") -> list[Any]:
+        """The oracle's or a named negative's steps, with references resolved."""
+        raw = self.spec.oracle if which == "oracle" else self.spec.negatives[which]
+        return resolve(raw, self.context)

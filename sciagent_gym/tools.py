@@ -1,0 +1,137 @@
+"""Tools: folders of data under ``envs/<tool>/`` plus a thin adapter class.
+
+A tool folder holds ``tool.json`` (env id, display name, the programs it needs and the packages
+that provide them), ``adapter.py`` (a :class:`ToolAdapter` subclass named ``Adapter``), a
+``snapshot/`` directory (the program's home directory as it is at the start of every episode)
+and data generators. Discovery reads only ``tool.json``, so importing the package stays cheap and
+adding a tool touches no core file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.controller.windows import WindowInfo
+from sciagent_gym.errors import MissingProgramError
+
+if TYPE_CHECKING:
+    from sciagent_gym.providers.base import Provider
+    from sciagent_gym.tasks.task import Task
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A program the tool needs, and what provides it."""
+
+    program: str
+    package: str
+    install: str = ""  # a command that installs it, when not a plain apt package
+
+    def missing(self) -> bool:
+        return shutil.which(self.program) is None and not Path(self.program).exists()
+
+    def error(self) -> MissingProgramError:
+        return MissingProgramError(self.program, self.package, self.install or None)
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    name: str
+    env_id: str
+    display_name: str
+    domain: str
+    requires: tuple[Requirement, ...]
+    folder: Path
+    extra: dict = field(default_factory=dict)
+
+
+def envs_root() -> Path:
+    return Path(str(resources.files("sciagent_gym.envs")))
+
+
+def task_specs_root() -> Path:
+    return Path(str(resources.files("sciagent_gym.task_specs")))
+
+
+@cache
+def discover() -> dict[str, ToolInfo]:
+    """Every tool folder with a ``tool.json``, by tool name."""
+    found = {}
+    for meta_path in sorted(envs_root().glob("*/tool.json")):
+        meta = json.loads(meta_path.read_text())
+        reqs = tuple(Requirement(**r) for r in meta.get("requires", []))
+        found[meta["name"]] = ToolInfo(
+            name=meta["name"], env_id=meta["env_id"], display_name=meta["display_name"],
+            domain=meta.get("domain", ""), requires=reqs, folder=meta_path.parent,
+            extra={k: v for k, v in meta.items()
+                   if k not in ("name", "env_id", "display_name", "domain", "requires")},
+        )
+    return found
+
+
+def tool_info(name: str) -> ToolInfo:
+    tools = discover()
+    if name not in tools:
+        raise KeyError(f"unknown tool {name!r} (known: {', '.join(sorted(tools))})")
+    return tools[name]
+
+
+def load_adapter(name: str) -> ToolAdapter:
+    info = tool_info(name)
+    module = importlib.import_module(f"sciagent_gym.envs.{name}.adapter")
+    return module.Adapter(info)
+
+
+class ToolAdapter:
+    """What the core needs to know about one program. Subclasses stay thin."""
+
+    #: Seconds to wait for the program's main window after launch.
+    ready_timeout: float = 30.0
+
+    def __init__(self, info: ToolInfo) -> None:
+        self.info = info
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def snapshot_dir(self) -> Path:
+        """The home directory every episode starts from (copied on each reset)."""
+        return self.info.folder / "snapshot" / "home"
+
+    def check_installed(self) -> None:
+        """Raise MissingProgramError naming the package if a required program is absent."""
+        for req in self.info.requires:
+            if req.missing():
+                raise req.error()
+
+    # -- hooks for subclasses ----------------------------------------------------------------
+    generators: dict[str, Callable[..., dict[str, Any]]] = {}
+
+    def launch_argv(self, provider: Provider, task: Task) -> list[str]:
+        """The command that starts the program inside the sandbox for ``task``."""
+        raise NotImplementedError
+
+    def launch_env(self, provider: Provider) -> dict[str, str]:
+        return {}
+
+    def is_ready(self, windows: list[WindowInfo], task: Task) -> bool:
+        """True once the program shows what the task starts from."""
+        raise NotImplementedError
+
+    def dump_state(self, provider: Provider) -> dict[str, Any]:
+        """The program's internal state through its own scripting channel, as JSON data."""
+        raise NotImplementedError
+
+    def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str | None:
+        """Run code in the program's own scripting language (oracles); returns its answer."""
+        raise NotImplementedError

@@ -86,8 +86,15 @@ def tool_info(name: str) -> ToolInfo:
 
 def load_adapter(name: str) -> ToolAdapter:
     info = tool_info(name)
+    load_tool_getters(name)
     module = importlib.import_module(f"sciagent_gym.envs.{name}.adapter")
     return module.Adapter(info)
+
+
+def load_tool_getters(name: str) -> None:
+    """Import ``envs/<tool>/getters.py`` if the tool has one, registering its getters."""
+    if (tool_info(name).folder / "getters.py").is_file():
+        importlib.import_module(f"sciagent_gym.envs.{name}.getters")
 
 
 class ToolAdapter:

@@ -59,19 +59,29 @@ def nuclei(work: Path, rng: np.random.Generator, path: str, n: int, min_size: in
     return {"count": len(areas), "mean_area": float(np.mean(areas)), "n_drawn": len(centres)}
 
 
-def ihc_gray(work: Path, rng: np.random.Generator, path: str, box: int = 80) -> dict[str, Any]:
-    """scikit-image's immunohistochemistry image as 8-bit grey, and a seeded square region.
+def _check_box(shape: tuple[int, ...], x: int, y: int, w: int, h: int) -> None:
+    """A box given by task params must lie inside the image (a spec bug otherwise)."""
+    height, width = shape[:2]
+    if not (0 <= x and 0 <= y and w > 0 and h > 0 and x + w <= width and y + h <= height):
+        raise ValueError(f"box x={x} y={y} w={w} h={h} is not inside a {width}x{height} image")
 
-    Grey is ImageJ's unweighted (R+G+B)/3 conversion. Gold: the region and its mean and area.
+
+def ihc_gray(work: Path, rng: np.random.Generator, path: str, x: int, y: int, w: int = 80,
+             h: int = 80) -> dict[str, Any]:
+    """scikit-image's immunohistochemistry image as 8-bit grey, and the region x, y, w, h.
+
+    Grey is ImageJ's unweighted (R+G+B)/3 conversion, rounded. The box comes from the task's
+    params (the instruction names it). Gold: the region's mean, area, min and max as ImageJ's
+    Measure reports them for that rectangle on the uncalibrated image.
     """
     rgb = skdata.immunohistochemistry().astype(float)
     grey = np.round(rgb.mean(axis=2)).astype(np.uint8)
+    _check_box(grey.shape, x, y, w, h)
     _save(work / path, grey)
-    h, w = grey.shape
-    x, y = int(rng.integers(20, w - box - 20)), int(rng.integers(20, h - box - 20))
-    region = grey[y:y + box, x:x + box].astype(float)
-    return {"x": x, "y": y, "w": box, "h": box, "mean": float(region.mean()),
-            "area": box * box, "min": float(region.min()), "max": float(region.max())}
+    region = grey[y:y + h, x:x + w].astype(float)
+    return {"x": x, "y": y, "w": w, "h": h, "mean": float(region.mean()),
+            "area": w * h, "min": float(region.min()), "max": float(region.max()),
+            "image_mean": float(grey.mean())}
 
 
 def cell_tiff(work: Path, rng: np.random.Generator, path: str) -> dict[str, Any]:
@@ -81,33 +91,36 @@ def cell_tiff(work: Path, rng: np.random.Generator, path: str) -> dict[str, Any]
     return {"width": arr.shape[1], "height": arr.shape[0], "mean": float(arr.mean())}
 
 
-def blur_reference(work: Path, rng: np.random.Generator, source: str, sigma: float,
-                   reference: str) -> dict[str, Any]:
-    """What a Gaussian blur of ``source`` with ``sigma`` should look like.
+def blur_reference(work: Path, rng: np.random.Generator, source: str, sigma: float
+                   ) -> dict[str, Any]:
+    """What ImageJ's Gaussian Blur of ``source`` (8-bit) with ``sigma`` pixels looks like.
 
-    The reference is written next to the task on the host side (outside the sandbox) by the
-    caller's gold directory; here it is returned as an array for the evaluator.
+    ImageJ extends edges with the border pixels (``mode="nearest"``) and rounds back to 8 bits.
+    The reference is returned as an array; the task stores it in its host-side gold directory,
+    outside the sandbox, and criteria compare the agent's saved image with it.
     """
     arr = tifffile.imread(work / source).astype(float)
     blurred = ndi.gaussian_filter(arr, sigma, mode="nearest")
     return {"array": np.clip(np.round(blurred), 0, 255).astype(np.uint8), "sigma": sigma}
 
 
-def moon16(work: Path, rng: np.random.Generator, path: str, crop_w: int = 200,
-           crop_h: int = 150) -> dict[str, Any]:
-    """A 16-bit image made from scikit-image's moon (offset, gain, noise) and a crop box.
+def moon16(work: Path, rng: np.random.Generator, path: str, x: int, y: int, w: int = 200,
+           h: int = 150) -> dict[str, Any]:
+    """A 16-bit image made from scikit-image's moon (offset, gain, seeded noise) and a crop box.
 
-    Gold: the crop box and the 8-bit image ImageJ's min-max scaling gives inside it.
+    Gold: the crop box and the 8-bit crop ImageJ gives for Image > Type > 8-bit with "Scale
+    when converting" on: the display range is the 16-bit min..max when the file is opened, and
+    ``v8 = min(255, int((v - min) * 256 / (max - min + 1) + 0.5))``.
     """
     moon = skdata.moon().astype(float)
     arr = np.clip(moon * 37 + 900 + rng.normal(0, 30, moon.shape), 0, 65535).astype(np.uint16)
+    _check_box(arr.shape, x, y, w, h)
     _save(work / path, arr)
-    h, w = arr.shape
-    x, y = int(rng.integers(10, w - crop_w - 10)), int(rng.integers(10, h - crop_h - 10))
     lo, hi = float(arr.min()), float(arr.max())
-    scaled = np.clip(np.floor((arr.astype(float) - lo) * 256.0 / (hi - lo + 1)), 0, 255)
-    crop = scaled[y:y + crop_h, x:x + crop_w].astype(np.uint8)
-    return {"x": x, "y": y, "w": crop_w, "h": crop_h, "crop8": crop}
+    scale = 256.0 / (hi - lo + 1)
+    scaled = np.minimum(np.floor((arr.astype(float) - lo) * scale + 0.5), 255)
+    crop = scaled[y:y + h, x:x + w].astype(np.uint8)
+    return {"x": x, "y": y, "w": w, "h": h, "crop8": crop, "min16": lo, "max16": hi}
 
 
 def round_cell(work: Path, rng: np.random.Generator, path: str) -> dict[str, Any]:

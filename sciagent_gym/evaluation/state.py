@@ -13,7 +13,7 @@ import numpy as np
 
 from .getters.registry import GetterError
 
-AGENT_STATUSES = ("done", "fail", "truncated", "running")
+AGENT_STATUSES = ("done", "fail", "truncated", "crashed", "running")
 _FORMAT = 1
 
 

@@ -57,6 +57,7 @@ class VirtualDisplay:
                  f"{self.width}x{self.height}x{depth}", "-nolisten", "tcp", "-noreset",
                  "-dpi", "96", "-s", "0", "+extension", "XTEST", "+extension", "RANDR"],
                 pass_fds=[write_fd], stderr=subprocess.DEVNULL,
+                env=dict(os.environ, SCIAGENT_DISPLAY_DIR=str(self._tmp)),
             )
             os.close(write_fd)
             write_fd = -1
@@ -80,7 +81,8 @@ class VirtualDisplay:
     def _start_wm(self, timeout: float) -> None:
         rc = self._tmp / "rc.xml"
         rc.write_text(_OPENBOX_RC)
-        env = dict(os.environ, DISPLAY=self.name, HOME=str(self._tmp))
+        env = dict(os.environ, DISPLAY=self.name, HOME=str(self._tmp),
+                   SCIAGENT_DISPLAY_DIR=str(self._tmp))
         self._wm = processes.spawn(["openbox", "--sm-disable", "--config-file", str(rc)], env=env)
         from Xlib import display as xdisplay
 
@@ -95,6 +97,11 @@ class VirtualDisplay:
                 raise RuntimeError(f"openbox exited with code {self._wm.returncode}")
         finally:
             dpy.close()
+
+    @property
+    def marker(self) -> str:
+        """A string in the environment of every process of this display (for leak checks)."""
+        return str(self._tmp)
 
     @property
     def alive(self) -> bool:

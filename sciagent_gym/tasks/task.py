@@ -108,19 +108,19 @@ class Task:
     def criteria(self) -> list[Criterion]:
         """The evaluator's criteria with every reference resolved, plus input-integrity checks.
 
-        Protected inputs add weight-0 criteria: they do not change the score, but an episode
-        that altered an input cannot count as a success.
+        Protected inputs add weight-0 criteria first (so no gate skips them): they do not change
+        the score, but an episode that altered an input cannot count as a success.
         """
         if not self.staged:
             raise RuntimeError("stage() the task before asking for its criteria")
-        out = [Criterion.from_dict(resolve(c, self.context)) for c in self.spec.evaluator]
+        out = []
         for name, digest in self.input_hashes.items():
             out.append(Criterion.from_dict({
                 "name": f"input {name} unchanged", "weight": 0,
                 "getter": {"fn": "file_sha256", "path": name},
                 "check": {"op": "unchanged", "expected_sha256": digest},
             }))
-        return out
+        return out + [Criterion.from_dict(resolve(c, self.context)) for c in self.spec.evaluator]
 
     def steps(self, which: str = "oracle") -> list[Any]:
         """The oracle's or a named negative's steps, with references resolved."""

@@ -1,0 +1,167 @@
+"""ImageJ-specific getters: selections saved as ``.roi`` files and the calibration of saved TIFFs.
+
+Imported by :func:`sciagent_gym.tools.load_tool_getters` as ``sciagent_gym.envs.imagej.getters``
+(import it under that name only: the getter registry refuses a second module registering the
+same names).
+
+The ``.roi`` layout follows ImageJ's ``ij/io/RoiDecoder.java`` (big-endian throughout)::
+
+    0-3   "Iout"                      4-5   version
+    6     roi type (one byte)         8-15  top, left, bottom, right (signed shorts)
+    16-17 n coordinates (polygons)    18-33 x1,y1,x2,y2 floats (lines) | subpixel x,y,w,h (rect,
+                                            oval, when options has SUB_PIXEL_RESOLUTION)
+    36-39 ShapeRoi size (>0: composite; type byte is then rect)
+    48-49 subtype                     50-51 options
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.evaluation import GetterError, register
+from sciagent_gym.evaluation._dotted import LookupFailure, dotted_get
+from sciagent_gym.evaluation.getters._io import existing_file, read_bytes
+
+if TYPE_CHECKING:
+    from sciagent_gym.evaluation import FinalState
+
+ROI_TYPES = {0: "polygon", 1: "rectangle", 2: "oval", 3: "line", 4: "freeline", 5: "polyline",
+             6: "noroi", 7: "freehand", 8: "traced", 9: "angle", 10: "point"}
+ROI_SUBTYPES = {0: None, 1: "text", 2: "arrow", 3: "ellipse", 4: "image", 5: "rotated_rect"}
+HEADER_SIZE = 64
+SUB_PIXEL_RESOLUTION = 128
+_MAX_ROI_BYTES = 16 * 1024 * 1024
+
+
+def _pick(path: str, value: dict[str, Any], key: str | None) -> Any:
+    if key is None:
+        return value
+    try:
+        return dotted_get(value, key)
+    except LookupFailure as exc:
+        raise GetterError(f"{path}: {key!r}: {exc}") from None
+
+
+def decode_roi(data: bytes, label: str = "roi") -> dict[str, Any]:
+    """Decode the header of one ImageJ ``.roi`` file into a plain dict.
+
+    Returns type ("oval", "rectangle", "polygon", ..., "composite" for a ShapeRoi), subtype,
+    version, the bounding box x, y, width, height (sub-pixel when the file stores it), its
+    centre cx, cy and, for polygon-like types, n_coordinates. Raises GetterError when ``data``
+    is not a .roi file.
+    """
+    if len(data) < 4 or data[:4] != b"Iout":
+        head = data[:4]
+        raise GetterError(f"{label}: not an ImageJ .roi file (starts with {head!r}, "
+                          "expected b'Iout'; a .zip from the ROI Manager is not a single ROI)")
+    if len(data) < HEADER_SIZE:
+        raise GetterError(f"{label}: truncated .roi file ({len(data)} bytes, the header alone "
+                          f"has {HEADER_SIZE})")
+    version, = struct.unpack_from(">h", data, 4)
+    type_code = data[6]
+    if type_code not in ROI_TYPES:
+        raise GetterError(f"{label}: unknown roi type code {type_code}")
+    top, left, bottom, right, n_coords = struct.unpack_from(">hhhhH", data, 8)
+    shape_size, = struct.unpack_from(">i", data, 36)
+    subtype_code, options = struct.unpack_from(">hh", data, 48)
+    kind = ROI_TYPES[type_code]
+    if type_code == 1 and shape_size > 0:
+        kind = "composite"
+    if kind == "noroi":
+        raise GetterError(f"{label}: the file holds no selection (type 'noroi')")
+    x, y = float(left), float(top)
+    width, height = float(right - left), float(bottom - top)
+    if width < 0 or height < 0:
+        raise GetterError(f"{label}: malformed bounds (top {top}, left {left}, bottom {bottom}, "
+                          f"right {right})")
+    subpixel = version >= 223 and bool(options & SUB_PIXEL_RESOLUTION) and type_code in (1, 2)
+    if subpixel and shape_size <= 0:
+        xd, yd, wd, hd = struct.unpack_from(">ffff", data, 18)
+        if all(math.isfinite(v) for v in (xd, yd, wd, hd)) and wd >= 0 and hd >= 0:
+            x, y, width, height = float(xd), float(yd), float(wd), float(hd)
+    out: dict[str, Any] = {
+        "type": kind,
+        "subtype": ROI_SUBTYPES.get(subtype_code, str(subtype_code)),
+        "version": int(version),
+        "x": x, "y": y, "width": width, "height": height,
+        "cx": x + width / 2, "cy": y + height / 2,
+    }
+    if type_code in (0, 4, 5, 7, 8, 9, 10):
+        out["n_coordinates"] = int(n_coords)
+        needed = HEADER_SIZE + 4 * n_coords
+        if shape_size <= 0 and len(data) < needed:
+            raise GetterError(f"{label}: truncated .roi file ({len(data)} bytes, its "
+                              f"{n_coords} coordinates need {needed})")
+    if kind == "composite" and len(data) < HEADER_SIZE + 4 * shape_size:
+        raise GetterError(f"{label}: truncated .roi file ({len(data)} bytes, its shape data "
+                          f"needs {HEADER_SIZE + 4 * shape_size})")
+    return out
+
+
+@register("imagej_roi")
+def imagej_roi(state: FinalState, path: str, key: str | None = None) -> Any:
+    """A selection saved with File > Save As > Selection... (``.roi``) as a dict, or one key.
+
+    Keys: type ("oval", "rectangle", "polygon", "freehand", ..., "composite"), subtype (e.g.
+    "ellipse" for the elliptical selection tool), version, x, y, width, height (bounding box in
+    pixels), cx, cy (its centre) and n_coordinates for polygon-like selections.
+    """
+    return _pick(path, decode_roi(read_bytes(state, path, _MAX_ROI_BYTES), path), key)
+
+
+_UNIT = re.compile(r"^unit=(.*)$", re.MULTILINE)
+_RES_UNITS = {2: "inch", 3: "cm"}
+
+
+def _unescape(text: str) -> str:
+    """ImageJ writes non-ASCII units in TIFF descriptions as Java escapes (\\u00B5m)."""
+    return re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
+
+
+@register("imagej_tiff_calibration")
+def imagej_tiff_calibration(state: FinalState, path: str, key: str | None = None) -> Any:
+    """The spatial calibration ImageJ reads back from a saved TIFF, as a dict or one key.
+
+    Keys: pixel_width, pixel_height (units per pixel, from the X/YResolution tags), unit (from
+    the ImageJ description's ``unit=``, else the TIFF resolution unit; "pixel" when the file
+    carries no calibration) and calibrated (False for 1 pixel per "pixel").
+    """
+    p = existing_file(state, path)
+    try:
+        import tifffile
+
+        with tifffile.TiffFile(p) as tif:
+            page = tif.pages[0]
+            tags = page.tags
+            xres = tags.get("XResolution")
+            yres = tags.get("YResolution")
+            res_unit = tags.get("ResolutionUnit")
+            desc = page.description or ""
+            res_unit_code = int(res_unit.value) if res_unit is not None else 1
+            xr = tuple(xres.value) if xres is not None else None
+            yr = tuple(yres.value) if yres is not None else None
+    except Exception as exc:  # tifffile raises anything on junk input
+        raise GetterError(f"{path}: cannot read TIFF: {type(exc).__name__}: {exc}") from None
+
+    def per_pixel(res: tuple[int, int] | None) -> float | None:
+        if res is None or len(res) != 2 or not res[0] or not res[1]:
+            return None
+        return float(res[1]) / float(res[0])
+
+    pw, ph = per_pixel(xr), per_pixel(yr)
+    unit: str | None = None
+    if desc.startswith("ImageJ="):
+        m = _UNIT.search(desc)
+        if m:
+            unit = _unescape(m.group(1).strip())
+    if unit is None:
+        unit = _RES_UNITS.get(res_unit_code)
+    if pw is None or unit is None or unit.casefold() in ("pixel", "pixels", ""):
+        out = {"pixel_width": 1.0, "pixel_height": 1.0, "unit": "pixel", "calibrated": False}
+    else:
+        out = {"pixel_width": pw, "pixel_height": ph if ph is not None else pw, "unit": unit,
+               "calibrated": True}
+    return _pick(path, out, key)

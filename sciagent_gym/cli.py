@@ -1,0 +1,140 @@
+"""``sciagent-gym``: list envs and tasks, run baseline policies, check the installation."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from sciagent_gym import __version__
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from sciagent_gym.tasks.spec import load_specs
+    from sciagent_gym.tools import discover, task_specs_root
+
+    rows = []
+    for name, info in discover().items():
+        if args.tool and name != args.tool:
+            continue
+        specs = load_specs(task_specs_root(), name)
+        rows.append({"env_id": info.env_id, "tool": name, "domain": info.domain,
+                     "tasks": [{"id": s.id, "title": s.title, "difficulty": s.difficulty,
+                                "max_steps": s.max_steps, "tags": list(s.tags)}
+                               for s in specs.values()]})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for row in rows:
+        print(f"{row['env_id']}  ({row['domain']}, {len(row['tasks'])} tasks)")
+        for t in row["tasks"]:
+            print(f"  {t['id']:<34} {t['difficulty']:<7} {t['title']}")
+    return 0
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from sciagent_gym.doctor import format_checks, run_checks
+
+    checks = run_checks()
+    if args.json:
+        print(json.dumps([c.__dict__ for c in checks], indent=2))
+    else:
+        print(format_checks(checks))
+    return 0 if all(c.ok for c in checks if c.required) else 1
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+    from tqdm import tqdm
+
+    import sciagent_gym  # noqa: F401  (registers the env ids)
+    from sciagent_gym.rollout import run_episode
+
+    env_id = args.env.split(":", 1)[-1]
+    if env_id not in gym.registry:
+        known = ", ".join(k for k in gym.registry if k.startswith("SciGUI-"))
+        print(f"error: unknown env {args.env!r} (known: {known})", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else None
+    env = gym.make(env_id, task=args.task, isolation=args.isolation)
+    results = []
+    try:
+        bar = tqdm(range(args.episodes), desc=f"{args.policy}", unit="ep",
+                   disable=args.quiet or not sys.stderr.isatty())
+        for k in bar:
+            seed = args.seed + k
+            ep_dir = out / f"ep{k:03d}-seed{seed}" if out else None
+            res = run_episode(env, args.policy, seed, task=args.task, out_dir=ep_dir,
+                              max_steps=args.max_steps)
+            results.append(res)
+            passed = sum(c["passed"] for c in res.criteria)
+            tqdm.write(f"episode {k} seed={seed} task={res.task_id} variant={res.variant} "
+                       f"score={res.score:.3f} success={res.success} steps={res.steps} "
+                       f"criteria={passed}/{len(res.criteria)} ({res.seconds:.1f}s)")
+            if args.verbose:
+                for c in res.criteria:
+                    tqdm.write(f"    [{'x' if c['passed'] else ' '}] {c['name']} "
+                               f"(w={c['weight']:g}): {c['detail']}")
+    finally:
+        env.close()
+    mean = sum(r.score for r in results) / max(len(results), 1)
+    rate = sum(r.success for r in results) / max(len(results), 1)
+    print(f"{len(results)} episodes: mean score {mean:.3f}, success rate {rate:.2f}")
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        summary = {"env": env_id, "policy": args.policy, "task": args.task,
+                   "episodes": [r.to_dict() for r in results],
+                   "mean_score": mean, "success_rate": rate}
+        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+        print(f"trajectories, screenshots and final states in {out}/")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sciagent-gym", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="list registered envs and their tasks")
+    p.add_argument("--tool", help="only this tool (e.g. imagej)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_cmd_list)
+
+    p = sub.add_parser("run", help="run episodes of a baseline policy")
+    p.add_argument("--env", required=True, help="env id, e.g. SciGUI-ImageJ-v0")
+    p.add_argument("--task", help="task id (default: sampled per episode)")
+    p.add_argument("--policy", choices=("random", "oracle", "noop"), default="random")
+    p.add_argument("--episodes", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
+    p.add_argument("--max-steps", type=int, help="step cap for the random policy")
+    p.add_argument("--out", help="run directory for trajectories, screenshots, final states")
+    p.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every criterion")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("doctor", help="check what is installed and what is missing")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_doctor)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a clear one-line error instead of a traceback
+        from sciagent_gym.errors import SciAgentError
+        from sciagent_gym.tasks.spec import TaskSpecError
+
+        if isinstance(exc, SciAgentError | TaskSpecError | ValueError):
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""What is installed and what is missing, with the package that provides it."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from sciagent_gym.providers.sandbox import bwrap_problem
+from sciagent_gym.tools import discover
+
+
+@dataclass(frozen=True)
+class Check:
+    group: str
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = True
+
+
+def _program(name: str, package: str, group: str, required: bool = True,
+             version_args: tuple[str, ...] = ()) -> Check:
+    path = shutil.which(name)
+    if path is None:
+        return Check(group, name, False, "not found", f"apt-get install -y {package}", required)
+    detail = path
+    if version_args:
+        try:
+            out = subprocess.run([path, *version_args], capture_output=True, text=True,
+                                 timeout=10)
+            first = (out.stdout or out.stderr).strip().splitlines()
+            detail = first[0] if first else path
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return Check(group, name, True, detail, "", required)
+
+
+def _python_module(module: str, dist: str) -> Check:
+    try:
+        mod = importlib.import_module(module)
+    except Exception as exc:  # an import can fail with any error
+        return Check("python", dist, False, f"import failed: {exc}", f"pip install {dist}")
+    return Check("python", dist, True, getattr(mod, "__version__", "installed"))
+
+
+def run_checks() -> list[Check]:
+    checks = [
+        _program("Xvfb", "xvfb", "display"),
+        _program("openbox", "openbox", "display"),
+        _program("tesseract", "tesseract-ocr", "evaluation", required=False,
+                 version_args=("--version",)),
+    ]
+    problem = bwrap_problem()
+    checks.append(Check("sandbox", "bwrap", problem is None, problem or "isolates apps and CLI",
+                        "" if problem is None else "apt-get install -y bubblewrap "
+                        "(and allow user namespaces)", required=False))
+    for module, dist in (("gymnasium", "gymnasium"), ("numpy", "numpy"), ("PIL", "pillow"),
+                         ("Xlib", "python-xlib"), ("mss", "mss"), ("skimage", "scikit-image"),
+                         ("pytesseract", "pytesseract"), ("tifffile", "tifffile")):
+        checks.append(_python_module(module, dist))
+    try:
+        importlib.import_module("stable_baselines3")
+        checks.append(Check("python", "stable-baselines3", True, "installed", required=False))
+    except ImportError:
+        checks.append(Check("python", "stable-baselines3", False, "not installed (optional)",
+                            "pip install 'sciagent-gym[rl]'", required=False))
+    for info in discover().values():
+        for req in info.requires:
+            ok = not req.missing()
+            fix = req.install or f"apt-get install -y {req.package}"
+            checks.append(Check(f"tool:{info.name}", req.program, ok,
+                                f"needed by {info.env_id}" if ok else "not found",
+                                "" if ok else fix, required=False))
+    return checks
+
+
+def format_checks(checks: list[Check]) -> str:
+    width = max(len(c.name) for c in checks)
+    lines = []
+    for c in checks:
+        mark = "ok  " if c.ok else ("MISS" if c.required else "miss")
+        line = f"[{mark}] {c.group:<14} {c.name:<{width}}  {c.detail}"
+        if c.fix:
+            line += f"\n       -> {c.fix}"
+        lines.append(line)
+    missing = [c for c in checks if not c.ok and c.required]
+    lines.append("")
+    lines.append("all required components present" if not missing else
+                 f"{len(missing)} required component(s) missing")
+    return "\n".join(lines)

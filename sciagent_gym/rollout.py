@@ -1,0 +1,177 @@
+"""Baseline rollouts (random, oracle, no-op) and their run directories.
+
+A run directory holds, per episode, ``trajectory.jsonl`` (one line per step: the action as given,
+reward, termination, action errors, timings and, on the last step, the evaluation), one PNG per
+observation, the saved final state (what the evaluator read) and ``result.json``; the run's
+``summary.json`` lists every episode.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from PIL import Image
+
+from sciagent_gym.spaces import ACTION_TYPES, action_to_dict, from_space_sample
+from sciagent_gym.tasks.oracle import run_steps
+
+POLICIES = ("random", "oracle", "noop")
+# Random exploration never ends the episode itself, holds nothing down and runs no shell.
+_RANDOM_TYPES = [ACTION_TYPES.index(t) for t in (
+    "click", "double_click", "right_click", "move", "drag", "scroll", "type", "key", "hotkey")]
+
+
+class RandomPolicy:
+    """Uniform over GUI action types, then a sample of the structured action space."""
+
+    def __init__(self, env: gym.Env, seed: int | None = None) -> None:
+        self.space = env.action_space
+        self.space.seed(seed)
+        self.rng = np.random.default_rng(seed)
+        self.screen = env.unwrapped.width, env.unwrapped.height
+
+    def __call__(self, obs: dict[str, Any]) -> dict[str, Any]:
+        sample = self.space.sample()
+        sample["action_type"] = int(self.rng.choice(_RANDOM_TYPES))
+        return sample
+
+
+@dataclass
+class EpisodeResult:
+    task_id: str
+    variant: int
+    seed: int
+    policy: str
+    score: float
+    success: bool
+    steps: int
+    terminated: bool
+    truncated: bool
+    seconds: float
+    reset_seconds: float
+    criteria: list[dict] = field(default_factory=list)
+    directory: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Recorder:
+    def __init__(self, directory: Path | None) -> None:
+        self.dir = directory
+        self.count = 0
+        if directory is not None:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._fh = (directory / "trajectory.jsonl").open("w")
+
+    def frame(self, obs: dict[str, Any]) -> str | None:
+        if self.dir is None:
+            return None
+        name = f"step_{self.count:03d}.png"
+        Image.fromarray(obs["screenshot"]).save(self.dir / name, compress_level=1)
+        self.count += 1
+        return name
+
+    def line(self, record: dict[str, Any]) -> None:
+        if self.dir is not None:
+            self._fh.write(json.dumps(record, default=_jsonable) + "\n")
+            self._fh.flush()
+
+    def close(self) -> None:
+        if self.dir is not None:
+            self._fh.close()
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return str(obj)
+
+
+def _describe(action: Any, screen: tuple[int, int]) -> Any:
+    if isinstance(action, dict) and "action_type" in action:
+        return [action_to_dict(a) for a in from_space_sample(action, screen)]
+    return action
+
+
+class _RecordingEnv(gym.Wrapper):
+    """Logs every ``step`` of the wrapped env to a recorder."""
+
+    def __init__(self, env: gym.Env, recorder: _Recorder) -> None:
+        super().__init__(env)
+        self.recorder = recorder
+        self.last: tuple | None = None
+
+    def step(self, action):
+        out = self.env.step(action)
+        obs, reward, terminated, truncated, info = out
+        screen = (self.env.unwrapped.width, self.env.unwrapped.height)
+        self.recorder.line({
+            "step": info.get("steps"), "action": _describe(action, screen), "reward": reward,
+            "terminated": terminated, "truncated": truncated,
+            "action_error": info.get("action_error"), "app_crashed": info.get("app_crashed"),
+            "timings": info.get("timings"), "evaluation": info.get("evaluation"),
+            "terminal": obs["terminal"][-2000:], "screenshot": self.recorder.frame(obs),
+        })
+        self.last = out
+        return out
+
+
+def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
+                out_dir: Path | None = None, max_steps: int | None = None) -> EpisodeResult:
+    """One episode of ``policy`` on ``env`` (a made env), recorded into ``out_dir`` if given."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
+    base = env.unwrapped
+    t0 = time.monotonic()
+    obs, info = env.reset(seed=seed, options={"task": task} if task else None)
+    reset_seconds = time.monotonic() - t0
+    recorder = _Recorder(out_dir)
+    recorder.line({"reset": {k: info[k] for k in ("task_id", "variant", "instruction",
+                                                    "timings")},
+                   "screenshot": recorder.frame(obs)})
+    wrapped = _RecordingEnv(env, recorder)
+    budget = min(max_steps or base.max_steps, base.max_steps)
+    try:
+        if policy == "oracle":
+            steps = base.task.steps("oracle")
+            for step in steps:
+                if isinstance(step, dict) and ("script" in step or "run" in step):
+                    recorder.line({"scripted": step})
+            run_steps(wrapped, steps)
+        elif policy == "noop":
+            wrapped.step("DONE")
+        else:
+            act = RandomPolicy(env, seed)
+            for i in range(budget):
+                action = "DONE" if i == budget - 1 else act(obs)
+                obs, _, terminated, truncated, _ = wrapped.step(action)
+                if terminated or truncated:
+                    break
+        if base.evaluation is None:  # a scripted oracle that forgot DONE still gets scored
+            wrapped.step("DONE")
+    finally:
+        recorder.close()
+    _, _, terminated, truncated, info = wrapped.last
+    evaluation = base.evaluation
+    if out_dir is not None:
+        base.final_state.save(out_dir / "final_state")
+    result = EpisodeResult(
+        task_id=base.task.id, variant=base.task.seed, seed=seed, policy=policy,
+        score=evaluation.score, success=evaluation.success, steps=info["steps"],
+        terminated=terminated, truncated=truncated, seconds=time.monotonic() - t0,
+        reset_seconds=reset_seconds, criteria=evaluation.to_dict()["criteria"],
+        directory=str(out_dir) if out_dir else None,
+    )
+    if out_dir is not None:
+        (out_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2,
+                                                        default=_jsonable))
+    return result

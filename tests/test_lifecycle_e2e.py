@@ -1,0 +1,102 @@
+"""Nothing left running: after close(), at interpreter exit, and when the interpreter is killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import pytest
+from conftest import our_processes
+
+import sciagent_gym  # noqa: F401
+from sciagent_gym import processes
+
+pytestmark = pytest.mark.e2e
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().split(")")[-1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def _wait_gone(pids, timeout=5.0) -> set[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = {p for p in pids if _alive(p)}
+        if not left:
+            return set()
+        time.sleep(0.05)
+    return left
+
+
+def test_close_ends_every_process():
+    env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei")
+    env.reset(seed=0)
+    provider = env.unwrapped.provider
+    display = provider.display_name
+    root = str(provider.sandbox.root)
+    marker = provider._display.marker
+    started = {p.pid for p in processes.live_processes()}
+    tree = set(started)
+    for pid in started:
+        tree |= _descendants(pid)
+    assert len(tree) >= 4  # Xvfb, openbox, the sandbox, ImageJ's JVM at least
+    env.close()
+    assert _wait_gone(tree) == set()
+    assert our_processes(root) == []
+    assert our_processes(marker) == []
+    assert not os.path.exists(root)
+    assert not os.path.exists(f"/tmp/.X11-unix/X{display[1:]}")
+
+
+_CHILD = """
+import sys, gymnasium as gym, sciagent_gym
+env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei")
+env.reset(seed=0)
+p = env.unwrapped.provider
+print(p.display_name, p.sandbox.root, p._display.marker, flush=True)
+if sys.argv[1] == "kill":
+    import os, signal
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("how", ["exit", "kill"])
+def test_nothing_survives_the_interpreter(how):
+    out = subprocess.run([sys.executable, "-c", _CHILD, how], capture_output=True, text=True,
+                         timeout=120)
+    if how == "exit":
+        assert out.returncode == 0, out.stderr
+    else:
+        assert out.returncode == -signal.SIGKILL
+    display, root, marker = out.stdout.split()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (our_processes(root) or our_processes(marker)):
+        time.sleep(0.1)
+    assert our_processes(root) == []
+    assert our_processes(marker) == []  # Xvfb and openbox

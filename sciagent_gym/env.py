@@ -23,6 +23,7 @@ from sciagent_gym.evaluation import EvaluationResult, FinalState, evaluate
 from sciagent_gym.spaces import UnicodeText, make_action_space
 from sciagent_gym.tasks.spec import TaskSpec, load_specs
 from sciagent_gym.tasks.task import Task
+from sciagent_gym.timings import Timings
 from sciagent_gym.tools import load_adapter, task_specs_root
 
 REWARD_MODES = ("partial", "binary")
@@ -128,7 +129,7 @@ class SciGUIEnv(gym.Env):
         self._episode_over = False
         info = {"task_id": task_id, "variant": variant, "instruction": self.task.instruction,
                 "difficulty": self.task.spec.difficulty, "max_steps": self.max_steps,
-                "allow_cli": self.cli_allowed, "timings": dict(provider.last_reset_timings)}
+                "allow_cli": self.cli_allowed, "timings": Timings(provider.last_reset_timings)}
         return self._observation(), info
 
     @property
@@ -182,8 +183,8 @@ class SciGUIEnv(gym.Env):
         if terminated or truncated:
             reward = self._finish(status)
             info["evaluation"] = self.evaluation.to_dict()
-        info["timings"] = {"parse": t1 - t0, "execute": t2 - t1, "observe": t3 - t2,
-                           "total": time.perf_counter() - t0}
+        info["timings"] = Timings(parse=t1 - t0, execute=t2 - t1, observe=t3 - t2,
+                                  total=time.perf_counter() - t0)
         info["steps"] = self._steps
         return self._observation(), reward, terminated, truncated, info
 

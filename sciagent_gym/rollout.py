@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,8 @@ class _Recorder:
 
 
 def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return dict(obj)
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     if isinstance(obj, np.generic):

@@ -11,10 +11,10 @@ Fields
     Index into :data:`ACTION_TYPES`: 0 click, 1 double_click, 2 right_click, 3 move, 4 drag,
     5 mouse_down, 6 mouse_up, 7 scroll, 8 type, 9 key, 10 hotkey, 11 key_down, 12 key_up,
     13 wait, 14 run, 15 done, 16 fail. A string name from that tuple is accepted too.
-``coordinate`` : ``Box(0, [width-1, height-1], (2,), int32)``
+``coordinate`` : ``MultiDiscrete([width, height])``
     Screen pixel ``(x, y)``: the point of click, double_click, right_click, move, mouse_down,
     mouse_up and scroll, and the end point of drag. Floats are rounded.
-``start`` : ``Box(0, [width-1, height-1], (2,), int32)``
+``start`` : ``MultiDiscrete([width, height])``
     Where a drag presses the button (used by drag only).
 ``button`` : ``Discrete(3)``
     0 left, 1 middle, 2 right; used by click, double_click, drag, mouse_down, mouse_up
@@ -29,7 +29,7 @@ Fields
 ``text`` : ``UnicodeText(max_text, min_length=1)``
     The text typed by type, or the shell command of run. Any Unicode string of 1..max_text
     characters is in the space; random samples are printable ASCII.
-``scroll`` : ``Box(-10, 10, (2,), int32)``
+``scroll`` : ``MultiDiscrete([21, 21], start=[-10, -10])``
     Wheel clicks ``(dx, dy)`` for scroll, at ``coordinate``. pyautogui's convention: ``dy > 0``
     scrolls up, ``dx > 0`` scrolls right.
 ``seconds`` : ``Box(0.0, 5.0, (), float32)``
@@ -186,18 +186,20 @@ def make_action_space(width: int, height: int, max_text: int = 256) -> spaces.Di
         raise ValueError(f"screen size must be positive, got {width}x{height}")
     if not 1 <= max_text <= MAX_TEXT_LENGTH:
         raise ValueError(f"max_text must be between 1 and {MAX_TEXT_LENGTH}, got {max_text}")
-    point_high = np.array([width - 1, height - 1], dtype=np.int32)
+    # Pixel coordinates are integers, so MultiDiscrete says exactly what is allowed.
+    point = np.array([width, height], dtype=np.int64)
+    scroll_span = 2 * SCROLL_LIMIT + 1
     return spaces.Dict(
         {
             "action_type": spaces.Discrete(len(ACTION_TYPES)),
-            "coordinate": spaces.Box(low=0, high=point_high, shape=(2,), dtype=np.int32),
-            "start": spaces.Box(low=0, high=point_high, shape=(2,), dtype=np.int32),
+            "coordinate": spaces.MultiDiscrete(point),
+            "start": spaces.MultiDiscrete(point),
             "button": spaces.Discrete(len(BUTTONS)),
             "key": spaces.Discrete(len(KEY_NAMES)),
             "modifiers": spaces.MultiBinary(len(MODIFIERS)),
             "text": UnicodeText(max_length=max_text, min_length=1),
-            "scroll": spaces.Box(
-                low=-SCROLL_LIMIT, high=SCROLL_LIMIT, shape=(2,), dtype=np.int32
+            "scroll": spaces.MultiDiscrete(
+                [scroll_span, scroll_span], start=[-SCROLL_LIMIT, -SCROLL_LIMIT]
             ),
             "seconds": spaces.Box(low=0.0, high=WAIT_LIMIT, shape=(), dtype=np.float32),
         }

@@ -135,6 +135,9 @@ class ToolAdapter:
         """True once the program shows what the task starts from."""
         raise NotImplementedError
 
+    def after_ready(self, provider: Provider, task: Task) -> None:
+        """Last touches once the window is up (e.g. clear timing text) so resets are identical."""
+
     def dump_state(self, provider: Provider) -> dict[str, Any]:
         """The program's internal state through its own scripting channel, as JSON data."""
         raise NotImplementedError

@@ -479,14 +479,16 @@ def test_action_space_layout():
                                  "modifiers", "text", "scroll", "seconds"}
     assert space["action_type"] == gspaces.Discrete(len(ACTION_TYPES))
     assert len(ACTION_TYPES) == 17 and ACTION_TYPES[0] == "click" and ACTION_TYPES[-1] == "fail"
-    assert space["coordinate"].dtype == np.int32
-    assert space["coordinate"].high.tolist() == [1279, 799]
+    assert space["coordinate"] == gspaces.MultiDiscrete([1280, 800])
     assert space["start"] == space["coordinate"]
     assert space["button"] == gspaces.Discrete(3)
     assert space["key"] == gspaces.Discrete(len(KEY_NAMES))
     assert space["modifiers"] == gspaces.MultiBinary(4)
     assert space["text"] == UnicodeText(256, min_length=1)
-    assert space["scroll"].low.tolist() == [-10, -10] and space["scroll"].high.tolist() == [10, 10]
+    assert space["scroll"] == gspaces.MultiDiscrete([21, 21], start=[-10, -10])
+    for _ in range(200):  # the sampled range is exactly the documented one
+        dx, dy = space["scroll"].sample()
+        assert -10 <= dx <= 10 and -10 <= dy <= 10
     assert space["seconds"].shape == () and float(space["seconds"].high) == 5.0
     assert make_action_space(640, 480, max_text=32)["text"].max_length == 32
     with pytest.raises(ValueError):

@@ -60,6 +60,22 @@ class X11Controller:
         bgra = np.frombuffer(shot.bgra, dtype=np.uint8).reshape(self.height, self.width, 4)
         return np.ascontiguousarray(bgra[:, :, 2::-1])
 
+    def expose_all(self) -> None:
+        """Make every window repaint itself, as ``xrefresh`` does.
+
+        Maps and removes a screen-sized override-redirect window so that each client gets
+        Expose events. Programs that painted during start-up layout changes (Java's menu bar,
+        ImageJ's image info line) otherwise keep half-drawn pixels that differ between resets.
+        """
+        screen = self._dpy.screen()
+        cover = self._root.create_window(
+            0, 0, self.width, self.height, 0, screen.root_depth, X.InputOutput,
+            X.CopyFromParent, override_redirect=True, background_pixel=screen.black_pixel)
+        cover.map()
+        self._dpy.sync()
+        cover.destroy()
+        self._dpy.sync()
+
     def pointer(self) -> tuple[int, int]:
         p = self._root.query_pointer()
         return p.root_x, p.root_y

@@ -93,6 +93,8 @@ class LocalProvider(Provider):
                   log=f"{sbx.tmp}/app.log")
         t3 = time.monotonic()
         self._wait_ready(tool, task)
+        tool.after_ready(self, task)
+        self._controller.expose_all()
         t4 = time.monotonic()
         frame, _ = wait_settled(self._controller.grab, self.settle_config)
         self._last_frame = frame

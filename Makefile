@@ -1,0 +1,54 @@
+# Two commands do everything on a fresh Debian 12 machine:
+#   make demo   set up, then run the main job (oracle + random episodes on SciGUI-ImageJ-v0)
+#   make test   set up, then run the test suite (end-to-end tests drive the real ImageJ)
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEMO_OUT ?= demo-out
+# System packages: virtual display, window manager, sandbox, OCR, fonts, the tools themselves.
+APT_PACKAGES := xvfb openbox bubblewrap tesseract-ocr tesseract-ocr-eng fonts-dejavu-core \
+	x11-utils imagej default-jre python3 python3-venv python3-dev
+# The CPU build of torch that stable-baselines3 needs (the tests check SB3's env checker).
+TORCH ?= torch==2.13.0
+
+.PHONY: setup apt venv demo test lint clean
+setup: apt venv
+
+apt: .stamp/apt
+.stamp/apt: Makefile
+	@mkdir -p .stamp
+	@if dpkg -s $(APT_PACKAGES) >/dev/null 2>&1; then \
+		echo "system packages present"; \
+	else \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			$(APT_PACKAGES); \
+	fi
+	@touch $@
+
+venv: .stamp/venv
+.stamp/venv: pyproject.toml Makefile | .stamp/apt
+	@mkdir -p .stamp
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "$(TORCH)"
+	$(PY) -m pip install -q -e ".[dev,rl]"
+	@touch $@
+
+demo: setup
+	$(VENV)/bin/sciagent-gym doctor
+	$(VENV)/bin/sciagent-gym run --env SciGUI-ImageJ-v0 --task count-nuclei --policy oracle \
+		--episodes 1 --out $(DEMO_OUT)/oracle -v
+	$(VENV)/bin/sciagent-gym run --env SciGUI-ImageJ-v0 --task count-nuclei --policy random \
+		--episodes 1 --max-steps 10 --out $(DEMO_OUT)/random -v
+	@echo "screenshots: $(DEMO_OUT)/oracle/*/step_*.png $(DEMO_OUT)/random/*/step_*.png"
+
+test: setup
+	SCIAGENT_REQUIRE_APPS=1 $(PY) -m pytest -q
+
+lint: venv
+	$(VENV)/bin/ruff check sciagent_gym envs tests examples benchmarks
+
+clean:
+	rm -rf .stamp $(DEMO_OUT) build *.egg-info

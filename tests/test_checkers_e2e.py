@@ -1,0 +1,39 @@
+"""Gymnasium's and stable-baselines3's env checkers on the real ImageJ env."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import sciagent_gym  # noqa: F401
+from sciagent_gym.wrappers import DiscreteActions, ScreenshotObservation
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def env():
+    env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei")
+    yield env
+    env.close()
+
+
+def test_gymnasium_check_env_on_the_real_app(env):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any checker warning is a failure here
+        check_env(env.unwrapped)
+
+
+def test_stable_baselines3_check_env_with_discrete_wrapper(env):
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker",
+                                      reason="install the [rl] extra")
+    wrapped = DiscreteActions(ScreenshotObservation(env, size=(160, 100)))
+    assert wrapped.action_space.n == 16 * 10 + 3 + 1
+    sb3_checker.check_env(wrapped, warn=True)
+    obs, _ = wrapped.reset(seed=0)
+    assert obs.shape == (100, 160, 3)
+    _, reward, terminated, _, info = wrapped.step(wrapped.action_space.n - 1)  # DONE
+    assert terminated and "evaluation" in info

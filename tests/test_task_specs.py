@@ -1,0 +1,104 @@
+"""Task spec loading: errors name the file and the field; variants are seeded."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from sciagent_gym.tasks.spec import TaskSpecError, load_spec, load_specs, parse_spec
+from sciagent_gym.tasks.task import Task, sample_params
+from sciagent_gym.tools import discover, envs_root, load_adapter, task_specs_root
+
+REPO = Path(__file__).resolve().parents[1]
+GOOD = {
+    "id": "imagej/demo", "tool": "imagej", "title": "Demo", "instruction": "Do {what} in {work}",
+    "difficulty": "easy", "params": {"what": {"choice": ["a", "b", "c"]}, "n": {"int": [1, 9]}},
+    "evaluator": {"criteria": [{"name": "saved", "getter": {"fn": "file_exists", "path": "x"},
+                                "check": {"op": "is_true"}}]},
+    "oracle": [{"run": "touch x"}, "DONE"], "negatives": {"nothing": ["DONE"]},
+}
+
+
+def _broken(**changes):
+    spec = copy.deepcopy(GOOD)
+    for key, value in changes.items():
+        if value is None:
+            spec.pop(key)
+        else:
+            spec[key] = value
+    return spec
+
+
+@pytest.mark.parametrize(("changes", "field"), [
+    ({"id": None}, "id"),
+    ({"difficulty": "trivial"}, "difficulty"),
+    ({"surprise": 1}, "surprise"),
+    ({"id": "pymol/demo"}, "id"),
+    ({"max_steps": 0}, "max_steps"),
+    ({"params": {"n": {"int": [5, 1]}}}, "params.n.int"),
+    ({"oracle": [{"teleport": 1}]}, "oracle[0]"),
+    ({"negatives": {}}, "negatives"),
+    ({"evaluator": {"criteria": []}}, "evaluator.criteria"),
+    ({"evaluator": {"criteria": [{"name": "c", "getter": {"fn": "nope"},
+                                  "check": {"op": "is_true"}}]}}, "evaluator.criteria[0]"),
+    ({"evaluator": {"criteria": [{"name": "c", "getter": {"fn": "file_exists", "paht": "x"},
+                                  "check": {"op": "is_true"}}]}}, "evaluator.criteria[0]"),
+])
+def test_errors_name_the_field(changes, field):
+    with pytest.raises(TaskSpecError) as info:
+        parse_spec(_broken(**changes), "specs/demo.json")
+    assert info.value.field == field
+    assert str(info.value).startswith("specs/demo.json: ")
+
+
+def test_invalid_json_and_name_mismatch(tmp_path):
+    bad = tmp_path / "demo.json"
+    bad.write_text('{"id": ')
+    with pytest.raises(TaskSpecError, match="demo.json: line 1: invalid JSON"):
+        load_spec(bad)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(GOOD))
+    with pytest.raises(TaskSpecError, match="does not match the file name"):
+        load_spec(other)
+
+
+def test_params_are_seeded_and_cover_the_choices():
+    spec = parse_spec(GOOD)
+    assert sample_params(spec, 5) == sample_params(spec, 5)
+    seen = {sample_params(spec, s)["what"] for s in range(40)}
+    assert seen == {"a", "b", "c"}
+    assert all(1 <= sample_params(spec, s)["n"] <= 9 for s in range(40))
+
+
+def test_instruction_never_sees_gold():
+    spec = parse_spec(_broken(instruction="answer is {gold}"))
+    with pytest.raises(Exception, match="gold"):
+        Task(spec, 0, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
+
+
+def test_shipped_specs_all_load_and_stage(tmp_path):
+    for tool in discover():
+        adapter = load_adapter(tool)
+        specs = load_specs(task_specs_root(), tool)
+        assert specs, tool
+        for spec in specs.values():
+            task = Task(spec, 0, adapter.generators, {"work": "/w", "home": "/h", "tmp": "/t"})
+            task.stage(tmp_path / spec.slug)
+            assert task.criteria()
+            for name in spec.open:
+                assert (tmp_path / spec.slug / name).is_file()
+            task.cleanup()
+
+
+def test_every_tool_folder_is_packaged():
+    text = (REPO / "pyproject.toml").read_text()
+    block = re.search(r"^packages = \[(.*?)\]", text, re.S | re.M).group(1)
+    packages = set(re.findall(r'"([^"]+)"', block))
+    assert "sciagent_gym" in packages
+    for folder in envs_root().iterdir():
+        if (folder / "tool.json").is_file():
+            assert f"sciagent_gym.envs.{folder.name}" in packages, folder.name

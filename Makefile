@@ -7,8 +7,7 @@ PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= demo-out
 # System packages: virtual display, window manager, sandbox, OCR, fonts, the tools themselves.
-APT_PACKAGES := xvfb openbox bubblewrap tesseract-ocr tesseract-ocr-eng fonts-dejavu-core \
-	x11-utils imagej default-jre python3 python3-venv python3-dev
+APT_PACKAGES := $(shell grep -v '^\#' vm_images/local/apt-packages.txt)
 # The CPU build of torch that stable-baselines3 needs (the tests check SB3's env checker).
 TORCH ?= torch==2.13.0
 
@@ -16,7 +15,7 @@ TORCH ?= torch==2.13.0
 setup: apt venv
 
 apt: .stamp/apt
-.stamp/apt: Makefile
+.stamp/apt: Makefile vm_images/local/apt-packages.txt
 	@mkdir -p .stamp
 	@if dpkg -s $(APT_PACKAGES) >/dev/null 2>&1; then \
 		echo "system packages present"; \

@@ -31,8 +31,8 @@ def _pdeathsig() -> None:
         pass
 
 
-def _killgroup(proc: subprocess.Popen, timeout: float = 1.0) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+def _killgroup(proc: subprocess.Popen, timeout: float = 1.0, graceful: bool = True) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL) if graceful else (signal.SIGKILL,):
         try:
             os.killpg(proc.pid, sig)
         except (ProcessLookupError, PermissionError):
@@ -138,8 +138,10 @@ def op_read(req: dict) -> dict:
 
 
 def shutdown() -> None:
+    # The sandbox is discarded after this, so nothing needs a clean exit (a clean exit would
+    # even let programs write settings that the next snapshot restore throws away anyway).
     for proc in list(_children.values()):
-        _killgroup(proc)
+        _killgroup(proc, graceful=False)
     _children.clear()
 
 

@@ -1,0 +1,58 @@
+"""The virtual display and the controller on a bare Xvfb (no application)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import our_processes
+from Xlib import X
+from Xlib import display as xdisplay
+
+from sciagent_gym import actions as A
+from sciagent_gym.controller.x11 import X11Controller
+from sciagent_gym.providers.display import VirtualDisplay
+
+pytestmark = pytest.mark.e2e
+
+
+def test_displays_get_distinct_numbers_and_end_on_close():
+    a, b = VirtualDisplay(320, 200), VirtualDisplay(320, 200)
+    try:
+        assert a.name != b.name and a.alive and b.alive
+        markers = [a.marker, b.marker]
+        assert all(our_processes(m) for m in markers)  # Xvfb and openbox of each
+    finally:
+        a.close()
+        b.close()
+    assert not a.alive and not b.alive
+    assert [our_processes(m) for m in markers] == [[], []]
+
+
+def test_grab_returns_exact_rgb_and_input_moves_the_pointer():
+    with VirtualDisplay(320, 200, window_manager=False) as disp:
+        ctl = X11Controller(disp.name, 320, 200)
+        dpy = xdisplay.Display(disp.name)
+        try:
+            screen = dpy.screen()
+            cmap = screen.default_colormap
+            pixel = cmap.alloc_color(0xFFFF, 0x8000, 0x0000).pixel  # orange (255, 128, 0)
+            win = screen.root.create_window(10, 20, 100, 50, 0, screen.root_depth,
+                                            X.InputOutput, X.CopyFromParent,
+                                            background_pixel=pixel, override_redirect=True)
+            win.map()
+            dpy.sync()
+            frame = ctl.grab()
+            for _ in range(50):
+                if tuple(frame[40, 50]) == (255, 128, 0):
+                    break
+                frame = ctl.grab()
+            assert frame.shape == (200, 320, 3) and frame.dtype == np.uint8
+            assert tuple(frame[40, 50]) == (255, 128, 0)
+            assert tuple(frame[5, 5]) == (0, 0, 0)
+            ctl.execute(A.Move(123, 45))
+            assert ctl.pointer() == (123, 45)
+            ctl.execute(A.Drag(200, 150, start=(10, 10)))
+            assert ctl.pointer() == (200, 150)
+        finally:
+            dpy.close()
+            ctl.close()

@@ -11,7 +11,7 @@ from sciagent_gym import __version__
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from sciagent_gym.tasks.spec import load_specs
+    from sciagent_gym.tasks.spec import count_variants, load_specs
     from sciagent_gym.tools import discover, task_specs_root
 
     rows = []
@@ -21,7 +21,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
         specs = load_specs(task_specs_root(), name)
         rows.append({"env_id": info.env_id, "tool": name, "domain": info.domain,
                      "tasks": [{"id": s.id, "title": s.title, "difficulty": s.difficulty,
-                                "max_steps": s.max_steps, "tags": list(s.tags)}
+                                "max_steps": s.max_steps, "tags": list(s.tags),
+                                "param_combinations": count_variants(s),
+                                "seeded_data": bool(s.generate)}
                                for s in specs.values()]})
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -29,7 +31,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for row in rows:
         print(f"{row['env_id']}  ({row['domain']}, {len(row['tasks'])} tasks)")
         for t in row["tasks"]:
-            print(f"  {t['id']:<34} {t['difficulty']:<7} {t['title']}")
+            line = f"  {t['id']:<34} {t['difficulty']:<7} {t['title']}"
+            if args.variants:
+                combos = t["param_combinations"]
+                count = "continuous" if combos is None else str(combos)
+                data = ", new data per seed" if t["seeded_data"] else ""
+                line = f"  {t['id']:<34} {t['difficulty']:<7} {count:>10} parameter " \
+                       f"combinations{data}"
+            print(line)
     return 0
 
 
@@ -57,7 +66,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"error: unknown env {args.env!r} (known: {known})", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else None
-    env = gym.make(env_id, task=args.task, isolation=args.isolation)
+    env = gym.make(env_id, task=args.task, isolation=args.isolation, split=args.split,
+                   hints=args.hints)
     results = []
     try:
         bar = tqdm(range(args.episodes), desc=f"{args.policy}", unit="ep",
@@ -91,6 +101,76 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from sciagent_gym.audit import audit_tool, write_json
+    from sciagent_gym.tools import discover
+
+    tools = [args.tool] if args.tool else sorted(discover())
+    reports = []
+    for tool in tools:
+        bar = tqdm(desc=f"audit {tool}", unit="check", disable=args.json or args.quiet
+                   or not sys.stderr.isatty())
+
+        def progress(message: str, bar=bar) -> None:
+            bar.set_postfix_str(message[:60])
+            bar.update(1)
+
+        report = audit_tool(tool, seeds=range(args.seed, args.seed + args.seeds),
+                            cross=not args.no_cross, tasks=args.task or None,
+                            progress=progress, isolation=args.isolation)
+        bar.close()
+        reports.append(report)
+        if args.out:
+            write_json(report, Path(args.out) / f"audit-{tool}.json")
+        if not args.json:
+            print(report.table())
+    if args.json:
+        print(json.dumps([r.to_dict() for r in reports], indent=2))
+    return 0 if all(r.passed and r.metrics["f1"] >= 0.99 for r in reports) else 1
+
+
+def _cmd_rescore(args: argparse.Namespace) -> int:
+    from sciagent_gym.reports import rescore
+
+    rows = rescore(args.run_dir)
+    if not rows:
+        print(f"error: no saved final states under {args.run_dir}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps([r.__dict__ | {"changed": r.changed} for r in rows], indent=2))
+        return 0
+    for r in rows:
+        mark = "CHANGED" if r.changed else "same"
+        print(f"{mark:<8} {r.task_id:<32} {r.old_score:.3f} -> {r.new_score:.3f}  "
+              f"({Path(r.directory).name})")
+    changed = sum(r.changed for r in rows)
+    print(f"{len(rows)} episodes re-scored, {changed} changed")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from sciagent_gym.reports import episode_metrics, format_table, load_results, plot, write_csv
+
+    results = [r for d in args.run_dir for r in load_results(d)]
+    if not results:
+        print(f"error: no episodes under {', '.join(args.run_dir)}", file=sys.stderr)
+        return 1
+    metrics = episode_metrics(results)
+    if args.json:
+        print(json.dumps(metrics, indent=2, default=str))
+    else:
+        print(format_table(metrics))
+    out = Path(args.out or args.run_dir[0])
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(metrics, out / "report.csv")
+    plot(metrics, out / "report.png", title=", ".join(args.run_dir))
+    if not args.json:
+        print(f"wrote {out / 'report.csv'} and {out / 'report.png'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sciagent-gym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -99,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list registered envs and their tasks")
     p.add_argument("--tool", help="only this tool (e.g. imagej)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--variants", action="store_true",
+                   help="count the parameter combinations of every task")
     p.set_defaults(func=_cmd_list)
 
     p = sub.add_parser("run", help="run episodes of a baseline policy")
@@ -110,9 +192,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, help="step cap for the random policy")
     p.add_argument("--out", help="run directory for trajectories, screenshots, final states")
     p.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto")
+    p.add_argument("--split", choices=("train", "val", "test"), help="draw variants of a split")
+    p.add_argument("--hints", action="store_true", help="add workflow hints to instructions")
     p.add_argument("-v", "--verbose", action="store_true", help="print every criterion")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("audit", help="prove every task: oracle, no-op, negatives, cross-task F1")
+    p.add_argument("--tool", help="only this tool (default: all)")
+    p.add_argument("--task", action="append", help="only these task ids (repeatable)")
+    p.add_argument("--seeds", type=int, default=1, help="variants per task (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="first seed")
+    p.add_argument("--no-cross", action="store_true", help="skip the cross-task matrix")
+    p.add_argument("--json", action="store_true", help="machine-readable results")
+    p.add_argument("--out", help="also write audit-<tool>.json into this directory")
+    p.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_audit)
+
+    p = sub.add_parser("rescore", help="score a run's saved final states again, offline")
+    p.add_argument("run_dir")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_rescore)
+
+    p = sub.add_parser("report", help="episode metrics of run directories: table, CSV, plot")
+    p.add_argument("run_dir", nargs="+")
+    p.add_argument("--out", help="where report.csv and report.png go (default: first run dir)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("doctor", help="check what is installed and what is missing")
     p.add_argument("--json", action="store_true")

@@ -19,14 +19,15 @@ from gymnasium.error import ResetNeeded
 from sciagent_gym import actions as A
 from sciagent_gym.action_parser import parse_action
 from sciagent_gym.controller.settle import SettleConfig
-from sciagent_gym.evaluation import EvaluationResult, FinalState, evaluate
+from sciagent_gym.evaluation import EvaluationResult, FinalState, commands_needed, evaluate
+from sciagent_gym.evaluation.cost import is_cheap
 from sciagent_gym.spaces import UnicodeText, make_action_space
 from sciagent_gym.tasks.spec import TaskSpec, load_specs
-from sciagent_gym.tasks.task import Task
+from sciagent_gym.tasks.task import SPLITS, Task, split_of
 from sciagent_gym.timings import Timings
 from sciagent_gym.tools import load_adapter, task_specs_root
 
-REWARD_MODES = ("partial", "binary")
+REWARD_MODES = ("partial", "binary", "dense")
 MAX_INSTRUCTION = 4096
 MAX_TERMINAL = 16384
 MAX_WAIT = 10.0
@@ -42,7 +43,14 @@ class SciGUIEnv(gym.Env):
         render_mode: ``None`` or ``"rgb_array"`` (the last screenshot).
         screen_size: (width, height) of the virtual screen.
         max_steps: step budget; default the task's own (50 unless the spec says otherwise).
-        reward: ``"partial"`` (the evaluator's score) or ``"binary"`` (1.0 on success).
+        reward: ``"partial"`` (the evaluator's score at the end), ``"binary"`` (1.0 on success)
+            or ``"dense"``: after every step, the change in a progress score computed from the
+            cheap criteria only (files, tables, status, windows, pixels; see
+            ``evaluation.cost``) with every criterion's weight in the total; the final step adds
+            the rest, so an episode's rewards sum to its final partial score.
+        split: ``None`` (all variants) or ``"train"``/``"val"``/``"test"``: reset only draws
+            variant seeds of that split (a fixed 80/10/10 hash of task id and seed).
+        hints: append the task's workflow hints to the instruction.
         provider: ``"local"`` (Xvfb on this machine).
         isolation: ``"auto"``, ``"bwrap"`` or ``"none"`` (see providers.sandbox).
         allow_unsafe_cli: run CLI actions even without isolation (development only).
@@ -53,11 +61,14 @@ class SciGUIEnv(gym.Env):
     def __init__(self, tool: str, task: str | None = None, render_mode: str | None = None,
                  screen_size: tuple[int, int] = (1280, 800), max_steps: int | None = None,
                  reward: str = "partial", provider: str = "local", isolation: str = "auto",
-                 settle: SettleConfig | None = None, allow_unsafe_cli: bool = False) -> None:
+                 settle: SettleConfig | None = None, allow_unsafe_cli: bool = False,
+                 split: str | None = None, hints: bool = False) -> None:
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', not {render_mode!r}")
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
+        if split is not None and split not in SPLITS:
+            raise ValueError(f"split must be None or one of {tuple(SPLITS)}, not {split!r}")
         if provider != "local":
             raise ValueError(f"unknown provider {provider!r} (available: 'local')")
         self.adapter = load_adapter(tool)
@@ -72,6 +83,8 @@ class SciGUIEnv(gym.Env):
         self._max_steps_override = max_steps
         self._isolation, self._settle = isolation, settle
         self._allow_unsafe_cli = allow_unsafe_cli
+        self.split, self.hints = split, hints
+        self._progress = 0.0
         self.observation_space = spaces.Dict({
             "screenshot": spaces.Box(0, 255, (self.height, self.width, 3), np.uint8),
             "instruction": UnicodeText(MAX_INSTRUCTION),
@@ -82,6 +95,7 @@ class SciGUIEnv(gym.Env):
         self.task: Task | None = None
         self.final_state: FinalState | None = None
         self.evaluation: EvaluationResult | None = None
+        self._criteria: list = []
         self._frame = np.zeros((self.height, self.width, 3), np.uint8)
         self._terminal = ""
         self._steps = 0
@@ -115,11 +129,17 @@ class SciGUIEnv(gym.Env):
             else self._fixed_task
         if task_id is None:
             task_id = self.task_ids[int(self.np_random.integers(len(self.task_ids)))]
-        variant = int(options.get("variant", self.np_random.integers(2**31 - 1)))
+        if "variant" in options:
+            variant = int(options["variant"])
+        else:
+            variant = int(self.np_random.integers(2**31 - 1))
+            while self.split is not None and split_of(task_id, variant) != self.split:
+                variant = int(self.np_random.integers(2**31 - 1))
         provider = self._ensure_provider()
         if self.task is not None:
             self.task.cleanup()
-        self.task = Task(self.specs[task_id], variant, self.adapter.generators, provider.paths)
+        self.task = Task(self.specs[task_id], variant, self.adapter.generators, provider.paths,
+                         hints=self.hints)
         self._episode_over = True
         provider.reset(self.adapter, self.task)
         self._frame = provider.screenshot()
@@ -127,7 +147,10 @@ class SciGUIEnv(gym.Env):
         self._steps = 0
         self.final_state = self.evaluation = None
         self._episode_over = False
-        info = {"task_id": task_id, "variant": variant, "instruction": self.task.instruction,
+        self._criteria = self.task.criteria()
+        self._progress = self._cheap_score() if self.reward_mode == "dense" else 0.0
+        info = {"task_id": task_id, "variant": variant, "split": split_of(task_id, variant),
+                "instruction": self.task.instruction,
                 "difficulty": self.task.spec.difficulty, "max_steps": self.max_steps,
                 "allow_cli": self.cli_allowed, "timings": Timings(provider.last_reset_timings)}
         return self._observation(), info
@@ -183,6 +206,9 @@ class SciGUIEnv(gym.Env):
         if terminated or truncated:
             reward = self._finish(status)
             info["evaluation"] = self.evaluation.to_dict()
+        elif self.reward_mode == "dense":
+            progress = self._cheap_score()
+            reward, self._progress = progress - self._progress, progress
         info["timings"] = Timings(parse=t1 - t0, execute=t2 - t1, observe=t3 - t2,
                                   total=time.perf_counter() - t0)
         info["steps"] = self._steps
@@ -209,13 +235,34 @@ class SciGUIEnv(gym.Env):
     def _finish(self, status: str) -> float:
         self._episode_over = True
         self.final_state = self.collect_final_state(status)
-        self.evaluation = evaluate(self.task.criteria(), self.final_state)
+        self.evaluation = evaluate(self._criteria, self.final_state)
         if self.reward_mode == "binary":
             return 1.0 if self.evaluation.success else 0.0
+        if self.reward_mode == "dense":
+            return float(self.evaluation.score) - self._progress
         return float(self.evaluation.score)
 
+    def _cheap_score(self) -> float:
+        """Progress from the cheap criteria, over the total weight of all criteria."""
+        total = sum(c.weight for c in self._criteria)
+        cheap = [c for c in self._criteria if is_cheap(c)]
+        if not cheap or total <= 0:
+            return 0.0
+        state = FinalState(work_dir=self.provider.host_work_dir, screenshot=self._frame,
+                           terminal=self._terminal, agent_status="running",
+                           windows=self._windows())
+        result = evaluate(cheap, state)
+        return sum(c.weight for c in result.criteria if c.passed) / total
+
+    def _windows(self) -> list[dict] | None:
+        try:
+            return [w.to_dict() for w in self.provider.windows()]
+        except Exception:
+            return None
+
     def collect_final_state(self, status: str) -> FinalState:
-        """What the evaluator reads: work files, the app's internal state, the screen."""
+        """What the evaluator reads: work files, the app's internal state, the screen, the
+        window list and the output of commands the criteria ask to run in the sandbox."""
         app_state, error = None, None
         if self.provider.app_running():
             try:
@@ -224,9 +271,19 @@ class SciGUIEnv(gym.Env):
                 error = f"{type(exc).__name__}: {exc}"
         else:
             error = "the program is not running"
+        commands = {}
+        for command in commands_needed(self._criteria):
+            try:
+                result = self.provider.run_command(command, timeout=30.0)
+                commands[command] = {"returncode": result.returncode, "output": result.output,
+                                     "timed_out": result.timed_out}
+            except Exception as exc:
+                commands[command] = {"returncode": None, "output": f"not run: {exc}",
+                                     "timed_out": False}
         return FinalState(work_dir=self.provider.host_work_dir, app_state=app_state,
                           app_state_error=error, screenshot=self._frame.copy(),
-                          terminal=self._terminal, agent_status=status)
+                          terminal=self._terminal, agent_status=status,
+                          windows=self._windows(), commands=commands)
 
     def _observation(self) -> dict[str, Any]:
         instruction = self.task.instruction if self.task else ""

@@ -58,6 +58,8 @@ class EpisodeResult:
     reset_seconds: float
     criteria: list[dict] = field(default_factory=list)
     directory: str | None = None
+    split: str = ""
+    paths: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -128,6 +130,12 @@ class _RecordingEnv(gym.Wrapper):
         return out
 
 
+def info_split(base) -> str:
+    from sciagent_gym.tasks.task import split_of
+
+    return split_of(base.task.id, base.task.seed)
+
+
 def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
                 out_dir: Path | None = None, max_steps: int | None = None) -> EpisodeResult:
     """One episode of ``policy`` on ``env`` (a made env), recorded into ``out_dir`` if given."""
@@ -172,7 +180,8 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
         score=evaluation.score, success=evaluation.success, steps=info["steps"],
         terminated=terminated, truncated=truncated, seconds=time.monotonic() - t0,
         reset_seconds=reset_seconds, criteria=evaluation.to_dict()["criteria"],
-        directory=str(out_dir) if out_dir else None,
+        directory=str(out_dir) if out_dir else None, split=info_split(base),
+        paths=dict(base.provider.paths),
     )
     if out_dir is not None:
         (out_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2,

@@ -4,6 +4,7 @@ and turn a list of weighted criteria into a partial-credit score."""
 from __future__ import annotations
 
 from .checks import CHECKS, register_check
+from .cost import CHEAP_GETTERS, is_cheap
 from .evaluator import (
     Criterion,
     CriterionResult,
@@ -13,10 +14,12 @@ from .evaluator import (
     parse_criteria,
 )
 from .getters import GETTERS, GetterError, register
+from .getters.commands import LIVE_GETTERS, commands_needed
 from .state import FinalState
 from .templating import resolve
 
 __all__ = [
+    "CHEAP_GETTERS",
     "CHECKS",
     "GETTERS",
     "Criterion",
@@ -24,8 +27,11 @@ __all__ = [
     "EvaluationResult",
     "FinalState",
     "GetterError",
+    "LIVE_GETTERS",
     "SpecError",
+    "commands_needed",
     "evaluate",
+    "is_cheap",
     "parse_criteria",
     "register",
     "register_check",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,9 @@ class FinalState:
 
     ``work_dir`` is the host path of the sandbox's working directory; ``app_state`` is the app's
     JSON state dump (None when it could not be read, with the reason in ``app_state_error``).
+    ``windows`` holds ``WindowInfo.to_dict()`` of every top-level window at the end and
+    ``commands`` maps each command run in the sandbox after the episode to ``{"returncode",
+    "output", "timed_out"}``; None means "not collected", so getters can say so.
     """
 
     work_dir: Path
@@ -31,9 +35,15 @@ class FinalState:
     screenshot: np.ndarray | None = None
     terminal: str = ""
     agent_status: str = "running"
+    windows: list[dict[str, Any]] | None = None
+    commands: dict[str, dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         self.work_dir = Path(self.work_dir)
+        if self.windows is not None:
+            self.windows = [_window_dict(w) for w in self.windows]
+        if self.commands is not None:
+            self.commands = {str(k): _command_dict(v) for k, v in self.commands.items()}
         if self.agent_status not in AGENT_STATUSES:
             raise ValueError(
                 f"agent_status {self.agent_status!r} is not one of {', '.join(AGENT_STATUSES)}"
@@ -69,7 +79,8 @@ class FinalState:
         return real
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Write work/, app_state.json, screenshot.png and meta.json so it can be rescored."""
+        """Write work/, app_state.json, screenshot.png, windows.json, commands.json and meta.json
+        so the state can be rescored."""
         out = Path(directory)
         root = self.work_dir.resolve()
         if out.resolve().is_relative_to(root):
@@ -87,6 +98,8 @@ class FinalState:
             dest.mkdir()
         _write_or_remove(out / "app_state.json", self.app_state, _dump_json)
         _write_or_remove(out / "screenshot.png", self.screenshot, _save_png)
+        _write_or_remove(out / "windows.json", self.windows, _dump_json)
+        _write_or_remove(out / "commands.json", self.commands, _dump_json)
         meta = {
             "format": _FORMAT,
             "app_state_error": self.app_state_error,
@@ -116,7 +129,31 @@ class FinalState:
             screenshot=screenshot,
             terminal=meta.get("terminal", ""),
             agent_status=meta.get("agent_status", "running"),
+            windows=_load_optional(src / "windows.json"),
+            commands=_load_optional(src / "commands.json"),
         )
+
+
+def _window_dict(w: Any) -> dict[str, Any]:
+    """A WindowInfo (or anything with ``to_dict``) or a mapping -> a plain dict."""
+    to_dict = getattr(w, "to_dict", None)
+    return dict(to_dict() if callable(to_dict) else w)
+
+
+def _command_dict(r: Any) -> dict[str, Any]:
+    """A sandbox CommandResult or a mapping -> {"returncode", "output", "timed_out"}."""
+    if isinstance(r, Mapping):
+        return dict(r)
+    return {
+        "returncode": getattr(r, "returncode", None),
+        "output": getattr(r, "output", ""),
+        "timed_out": bool(getattr(r, "timed_out", False)),
+    }
+
+
+def _load_optional(path: Path) -> Any:
+    """Parsed JSON, or None for a state saved before the file existed."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def _dump_json(path: Path, obj: Any) -> None:

@@ -18,6 +18,8 @@ Schema (fields marked * are required)::
     evaluator*   {"criteria": [criterion, ...]}   (see sciagent_gym.evaluation.Criterion)
     oracle*      [step, ...]    negatives*  {name: [step, ...]}
     infeasible   true when FAIL is the right answer
+    hints        workflow hints (menu paths, commands) appended to the instruction when the env
+                 is made with ``hints=True`` (MatToolBench's with/without-hints ablation)
 
 A step is a pyautogui/CLI action string, {"action": {...}}, {"script": "<tool script>"} (run
 through the tool's own scripting channel) or {"run": "<shell>"} (run in the sandbox).
@@ -35,7 +37,7 @@ from sciagent_gym.evaluation import Criterion, SpecError
 DIFFICULTIES = ("easy", "medium", "hard")
 _TOP_FIELDS = {"id", "tool", "title", "instruction", "difficulty", "tags", "max_steps",
                "allow_cli", "cli_timeout", "params", "setup", "evaluator", "oracle", "negatives",
-               "infeasible", "notes"}
+               "infeasible", "notes", "hints"}
 _SETUP_FIELDS = {"generate", "open", "protect"}
 
 
@@ -73,6 +75,7 @@ class TaskSpec:
     open: tuple[str, ...] = ()
     protect: tuple[str, ...] = ()
     infeasible: bool = False
+    hints: str = ""
     source: str = "<dict>"
 
     @property
@@ -166,6 +169,8 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
              "needs at least one named negative")
     for name, steps in negatives.items():
         _check_steps(steps, source, f"negatives.{name}")
+    hints = data.get("hints", "")
+    _require(isinstance(hints, str), source, "hints", "must be a string")
 
     return TaskSpec(
         id=data["id"], tool=data["tool"], title=data["title"], instruction=data["instruction"],
@@ -175,8 +180,27 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
         cli_timeout=float(data.get("cli_timeout", 30.0)), params=params,
         generate=tuple(generators), open=tuple(setup.get("open", ())),
         protect=tuple(setup.get("protect", ())), infeasible=bool(data.get("infeasible", False)),
-        source=source,
+        hints=hints, source=source,
     )
+
+
+def count_variants(spec: TaskSpec) -> int | None:
+    """Distinct parameter combinations, or None when a float range makes them unbounded.
+
+    Every seed also draws new input data when the spec has generators, so the number of
+    distinct episodes is larger still; this counts what the instruction can say.
+    """
+    total = 1
+    for p in spec.params.values():
+        if not isinstance(p, dict):
+            continue
+        if "choice" in p:
+            total *= len(p["choice"])
+        elif "int" in p:
+            total *= p["int"][1] - p["int"][0] + 1
+        else:
+            return None
+    return total
 
 
 def _placeholder_free(obj: Any) -> Any:

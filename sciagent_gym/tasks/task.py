@@ -14,6 +14,22 @@ import tifffile
 from sciagent_gym.evaluation import Criterion, resolve
 from sciagent_gym.tasks.spec import TaskSpec, TaskSpecError
 
+SPLITS = {"train": (0.0, 0.8), "val": (0.8, 0.9), "test": (0.9, 1.0)}
+
+
+def split_of(task_id: str, variant: int) -> str:
+    """The split a variant belongs to: a fixed hash of (task id, variant seed).
+
+    80% train, 10% val, 10% test of the variant seeds of every task; the same on every machine
+    and Python version, and independent of which other tasks exist.
+    """
+    digest = hashlib.sha256(f"{task_id}#{int(variant)}".encode()).digest()
+    u = int.from_bytes(digest[:8], "big") / 2**64
+    for name, (lo, hi) in SPLITS.items():
+        if lo <= u < hi:
+            return name
+    return "test"
+
 
 def sample_params(spec: TaskSpec, seed: int) -> dict[str, Any]:
     """Draw the spec's params for ``seed`` (same seed, same variant)."""
@@ -40,7 +56,7 @@ class Task:
     """
 
     def __init__(self, spec: TaskSpec, seed: int, generators: dict[str, Any],
-                 paths: dict[str, str]) -> None:
+                 paths: dict[str, str], hints: bool = False) -> None:
         self.spec, self.seed = spec, int(seed)
         self.params = sample_params(spec, self.seed)
         self._generators = generators
@@ -50,6 +66,8 @@ class Task:
         self.staged = False
         self.gold_dir: Path | None = None
         self.instruction = resolve(spec.instruction, {**self.params, **self.paths})
+        if hints and spec.hints:
+            self.instruction += "\nHint: " + resolve(spec.hints, {**self.params, **self.paths})
 
     @property
     def id(self) -> str:

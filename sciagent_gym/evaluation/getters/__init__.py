@@ -5,7 +5,17 @@ Importing this package registers every built-in getter in :data:`GETTERS`.
 
 from __future__ import annotations
 
-from . import app, files, images, status, tables  # noqa: F401 - imported to register getters
+from . import (  # noqa: F401 - imported to register getters
+    app,
+    commands,
+    files,
+    images,
+    ocr,
+    pixels,
+    status,
+    tables,
+    windows,
+)
 from .registry import GETTERS, GetterError, register
 
 __all__ = ["GETTERS", "GetterError", "register"]

@@ -1,0 +1,200 @@
+"""The evaluator audit: are a tool's tasks solvable, and do their evaluators tell right from wrong?
+
+For every task (and seed): the oracle must score 1.0 with success, doing nothing must score 0
+(an infeasible task only must not succeed), and every named negative must not succeed. Then a
+cross-task matrix, after MatToolBench's reliability audit: each task's oracle final state is
+scored by every other task's evaluator, which must not call it a success. Precision, recall and
+F1 of the success decision are computed over all of these judgements.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from sciagent_gym.evaluation import FinalState, evaluate
+from sciagent_gym.tasks.oracle import run_steps
+from sciagent_gym.tasks.task import Task
+from sciagent_gym.tools import tool_info
+
+
+@dataclass
+class CaseResult:
+    task_id: str
+    seed: int
+    case: str  # "oracle", "noop" or a negative's name
+    score: float
+    success: bool
+    ok: bool
+    failed_criteria: list[str]
+    seconds: float
+    error: str | None = None
+
+
+@dataclass
+class CrossResult:
+    state_task: str
+    evaluator_task: str
+    seed: int
+    score: float
+    success: bool
+
+
+@dataclass
+class AuditReport:
+    tool: str
+    seeds: list[int]
+    cases: list[CaseResult] = field(default_factory=list)
+    cross: list[CrossResult] = field(default_factory=list)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        tp = sum(c.success for c in self.cases if c.case == "oracle")
+        fn = sum(not c.success for c in self.cases if c.case == "oracle")
+        fp = sum(c.success for c in self.cases if c.case != "oracle")
+        fp += sum(x.success for x in self.cross)
+        tn = sum(not c.success for c in self.cases if c.case != "oracle")
+        tn += sum(not x.success for x in self.cross)
+        return {"tp": tp, "fp": fp, "tn": tn, "fn": fn}
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        c = self.counts
+        precision = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else 0.0
+        recall = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return {"precision": precision, "recall": recall, "f1": f1}
+
+    @property
+    def passed(self) -> bool:
+        return all(c.ok for c in self.cases) and not any(x.success for x in self.cross)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "seeds": self.seeds, "passed": self.passed,
+                "counts": self.counts, "metrics": self.metrics,
+                "cases": [asdict(c) for c in self.cases],
+                "cross": [asdict(x) for x in self.cross]}
+
+    def table(self) -> str:
+        """One row per task: oracle, no-op, negatives and cross-task false positives."""
+        lines = [f"audit of {self.tool} (seeds {', '.join(map(str, self.seeds))})",
+                 f"{'task':<32} {'oracle':>8} {'no-op':>7} {'negatives':>10} {'cross FP':>9}  ok"]
+        for task_id in sorted({c.task_id for c in self.cases}):
+            mine = [c for c in self.cases if c.task_id == task_id]
+            oracle = [c for c in mine if c.case == "oracle"]
+            noop = [c for c in mine if c.case == "noop"]
+            negs = [c for c in mine if c.case not in ("oracle", "noop")]
+            cross_fp = sum(x.success for x in self.cross if x.evaluator_task == task_id)
+            ok = all(c.ok for c in mine) and cross_fp == 0
+            lines.append(
+                f"{task_id:<32} {min(c.score for c in oracle):>8.2f} "
+                f"{max(c.score for c in noop):>7.2f} "
+                f"{sum(not c.success for c in negs):>4}/{len(negs):<5} {cross_fp:>9}  "
+                f"{'yes' if ok else 'NO'}")
+        c, m = self.counts, self.metrics
+        lines.append(f"success decisions: tp={c['tp']} fp={c['fp']} tn={c['tn']} fn={c['fn']}  "
+                     f"precision={m['precision']:.3f} recall={m['recall']:.3f} "
+                     f"F1={m['f1']:.3f}")
+        for case in self.cases:
+            if not case.ok:
+                lines.append(f"  FAILED {case.task_id} seed {case.seed} {case.case}: "
+                             f"score {case.score:.2f} success {case.success} "
+                             f"{case.error or ''} {case.failed_criteria}")
+        return "\n".join(lines)
+
+
+def _expected_ok(case: str, infeasible: bool, score: float, success: bool) -> bool:
+    if case == "oracle":
+        return score == 1.0 and success
+    if case == "noop" and not infeasible:
+        return score == 0.0 and not success
+    return not success
+
+
+def _play(env: gym.Env, task_id: str, case: str, seed: int):
+    env.reset(seed=seed, options={"task": task_id})
+    base = env.unwrapped
+    run_steps(env, ["DONE"] if case == "noop" else base.task.steps(case))
+    if base.evaluation is None:
+        env.step("DONE")
+    return base.evaluation
+
+
+def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
+               tasks: Iterable[str] | None = None, env: gym.Env | None = None,
+               progress: Callable[[str], None] | None = None,
+               **make_kwargs: Any) -> AuditReport:
+    """Run the audit for ``tool`` on the real program (an env is made unless given)."""
+    seeds = [int(s) for s in seeds]
+    own_env = env is None
+    if own_env:
+        env = gym.make(tool_info(tool).env_id, **make_kwargs)
+    base = env.unwrapped
+    task_ids = sorted(tasks) if tasks else base.task_ids
+    report = AuditReport(tool=tool, seeds=seeds)
+    keep = Path(tempfile.mkdtemp(prefix="sciagent-audit-"))
+    oracle_states: dict[tuple[str, int], Path] = {}
+    try:
+        for task_id in task_ids:
+            spec = base.specs[task_id]
+            for seed in seeds:
+                for case in ("oracle", "noop", *sorted(spec.negatives)):
+                    if progress:
+                        progress(f"{task_id} seed {seed} {case}")
+                    t0 = time.monotonic()
+                    try:
+                        ev = _play(env, task_id, case, seed)
+                        score, success, error = ev.score, ev.success, None
+                        failed = [c.name for c in ev.criteria if not c.passed]
+                    except Exception as exc:  # a broken oracle is an audit finding
+                        score, success, failed = 0.0, False, []
+                        error = f"{type(exc).__name__}: {exc}"
+                    ok = error is None and _expected_ok(case, spec.infeasible, score, success)
+                    report.cases.append(CaseResult(task_id, seed, case, score, success, ok,
+                                                   failed, time.monotonic() - t0, error))
+                    if case == "oracle" and error is None:
+                        oracle_states[(task_id, seed)] = base.final_state.save(
+                            keep / f"{task_id.replace('/', '_')}-{seed}")
+        if cross:
+            report.cross = _cross_matrix(base, task_ids, oracle_states, progress)
+    finally:
+        shutil.rmtree(keep, ignore_errors=True)
+        if own_env:
+            env.close()
+    return report
+
+
+def _cross_matrix(base, task_ids: list[str], states: dict[tuple[str, int], Path],
+                  progress: Callable[[str], None] | None) -> list[CrossResult]:
+    out = []
+    scratch = Path(tempfile.mkdtemp(prefix="sciagent-cross-"))
+    try:
+        for (state_task, seed), path in sorted(states.items()):
+            state = FinalState.load(path)
+            for evaluator_task in task_ids:
+                if evaluator_task == state_task:
+                    continue
+                if progress:
+                    progress(f"cross: {evaluator_task} judges {state_task} (seed {seed})")
+                task = Task(base.specs[evaluator_task], seed, base.adapter.generators,
+                            base.provider.paths)
+                task.stage(scratch / f"{evaluator_task.replace('/', '_')}-{seed}")
+                result = evaluate(task.criteria(), state)
+                task.cleanup()
+                out.append(CrossResult(state_task, evaluator_task, seed, result.score,
+                                       result.success))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
+
+def write_json(report: AuditReport, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(report.to_dict(), indent=2))

@@ -1,0 +1,183 @@
+"""Offline work on run directories: re-scoring saved final states and episode metrics.
+
+Metrics (MatToolBench's, per task, tool and domain):
+- Score: mean partial credit; SR: fraction of episodes where every criterion passed;
+- Steps: mean steps; Steps*: mean steps over successful episodes only (undefined when none);
+- FTR: among episodes the agent ended itself (DONE/FAIL), the fraction that did not succeed;
+- VOID: fraction of episodes that exhausted the step budget;
+- the domain-macro average: the mean over domains of each domain's mean.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sciagent_gym.evaluation import FinalState, evaluate
+from sciagent_gym.tasks.spec import load_specs
+from sciagent_gym.tasks.task import Task
+from sciagent_gym.tools import discover, load_adapter, task_specs_root
+
+
+def find_episodes(run_dir: str | Path) -> list[Path]:
+    """Episode directories (those holding a result.json) under ``run_dir``, sorted."""
+    return sorted(p.parent for p in Path(run_dir).rglob("result.json"))
+
+
+def load_results(run_dir: str | Path) -> list[dict[str, Any]]:
+    return [json.loads((ep / "result.json").read_text()) for ep in find_episodes(run_dir)]
+
+
+@dataclass
+class Rescored:
+    directory: str
+    task_id: str
+    old_score: float
+    new_score: float
+    old_success: bool
+    new_success: bool
+    criteria: list[dict]
+
+    @property
+    def changed(self) -> bool:
+        return (self.old_score, self.old_success) != (self.new_score, self.new_success)
+
+
+def rescore(run_dir: str | Path) -> list[Rescored]:
+    """Score every saved final state again with the current task specs and evaluators.
+
+    Gold values are recomputed by staging the same variant into a scratch directory (the
+    generators are seeded), so nothing from the original run's host side is needed.
+    """
+    out = []
+    specs_by_tool: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="sciagent-rescore-") as scratch:
+        for ep in find_episodes(run_dir):
+            result = json.loads((ep / "result.json").read_text())
+            if not (ep / "final_state").is_dir():
+                continue
+            tool = result["task_id"].split("/", 1)[0]
+            if tool not in specs_by_tool:
+                specs_by_tool[tool] = (load_specs(task_specs_root(), tool), load_adapter(tool))
+            specs, adapter = specs_by_tool[tool]
+            paths = result.get("paths") or {"home": "/home/user", "work": "/home/user/work",
+                                            "tmp": "/tmp"}
+            task = Task(specs[result["task_id"]], result["variant"], adapter.generators, paths)
+            task.stage(Path(scratch) / f"{len(out)}")
+            evaluation = evaluate(task.criteria(), FinalState.load(ep / "final_state"))
+            task.cleanup()
+            out.append(Rescored(str(ep), result["task_id"], result["score"], evaluation.score,
+                                result["success"], evaluation.success,
+                                evaluation.to_dict()["criteria"]))
+    return out
+
+
+METRICS = ("episodes", "score", "sr", "steps", "steps_star", "ftr", "void")
+
+
+def _metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
+    n = len(rows)
+    succ = [r for r in rows if r["success"]]
+    ended = [r for r in rows if r["terminated"]]
+    return {
+        "episodes": n,
+        "score": sum(r["score"] for r in rows) / n,
+        "sr": len(succ) / n,
+        "steps": sum(r["steps"] for r in rows) / n,
+        "steps_star": sum(r["steps"] for r in succ) / len(succ) if succ else math.nan,
+        "ftr": sum(not r["success"] for r in ended) / len(ended) if ended else math.nan,
+        "void": sum(bool(r["truncated"]) for r in rows) / n,
+    }
+
+
+def episode_metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Metrics per task, per tool, per domain, overall, and the domain-macro average."""
+    tools = discover()
+    groups: dict[str, dict[str, list]] = {"task": defaultdict(list), "tool": defaultdict(list),
+                                          "domain": defaultdict(list)}
+    for r in results:
+        tool = r["task_id"].split("/", 1)[0]
+        domain = tools[tool].domain if tool in tools else "unknown"
+        groups["task"][r["task_id"]].append(r)
+        groups["tool"][tool].append(r)
+        groups["domain"][domain].append(r)
+    out: dict[str, Any] = {level: {k: _metrics(v) for k, v in sorted(g.items())}
+                           for level, g in groups.items()}
+    out["overall"] = _metrics(results) if results else {}
+    domains = list(out["domain"].values())
+    out["domain_macro"] = {m: _nanmean([d[m] for d in domains]) for m in METRICS[1:]} \
+        if domains else {}
+    return out
+
+
+def _nanmean(values: list[float]) -> float:
+    vals = [v for v in values if not math.isnan(v)]
+    return sum(vals) / len(vals) if vals else math.nan
+
+
+def _fmt(value: float, pct: bool = False) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "-"
+    return f"{value * 100:.0f}%" if pct else f"{value:.2f}"
+
+
+def format_table(metrics: dict[str, Any]) -> str:
+    header = f"{'':<34} {'n':>4} {'Score':>6} {'SR':>5} {'Steps':>6} {'Steps*':>7} " \
+             f"{'FTR':>5} {'VOID':>5}"
+    lines = [header]
+    for level in ("task", "tool", "domain"):
+        for name, m in metrics[level].items():
+            lines.append(f"{level + ' ' + name:<34} {m['episodes']:>4} {_fmt(m['score']):>6} "
+                         f"{_fmt(m['sr'], True):>5} {_fmt(m['steps']):>6} "
+                         f"{_fmt(m['steps_star']):>7} {_fmt(m['ftr'], True):>5} "
+                         f"{_fmt(m['void'], True):>5}")
+    if metrics["domain_macro"]:
+        m = metrics["domain_macro"]
+        lines.append(f"{'domain-macro average':<34} {'':>4} {_fmt(m['score']):>6} "
+                     f"{_fmt(m['sr'], True):>5} {_fmt(m['steps']):>6} "
+                     f"{_fmt(m['steps_star']):>7} {_fmt(m['ftr'], True):>5} "
+                     f"{_fmt(m['void'], True):>5}")
+    return "\n".join(lines)
+
+
+def write_csv(metrics: dict[str, Any], path: str | Path) -> None:
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["level", "name", *METRICS])
+        for level in ("task", "tool", "domain"):
+            for name, m in metrics[level].items():
+                writer.writerow([level, name, *(m[k] for k in METRICS)])
+        if metrics["domain_macro"]:
+            writer.writerow(["domain_macro", "all", "",
+                             *(metrics["domain_macro"][k] for k in METRICS[1:])])
+
+
+def plot(metrics: dict[str, Any], path: str | Path, title: str = "") -> None:
+    """Score and SR per task as grouped bars (a PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(metrics["task"])
+    scores = [metrics["task"][n]["score"] for n in names]
+    srs = [metrics["task"][n]["sr"] for n in names]
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(names) + 2), 4))
+    xs = range(len(names))
+    ax.bar([x - 0.2 for x in xs], scores, width=0.4, label="Score (mean partial credit)")
+    ax.bar([x + 0.2 for x in xs], srs, width=0.4, label="SR (success rate)")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([n.split("/", 1)[-1] for n in names], rotation=30, ha="right")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("fraction")
+    ax.set_title(title or "episode metrics per task")
+    ax.legend(loc="upper right", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

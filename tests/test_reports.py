@@ -1,0 +1,47 @@
+"""Episode metrics (Score, SR, Steps, Steps*, FTR, VOID, domain-macro) on hand-made results."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+from sciagent_gym.reports import episode_metrics, format_table, plot, write_csv
+
+
+def _r(task, score, success, steps, terminated=True, truncated=False):
+    return {"task_id": task, "score": score, "success": success, "steps": steps,
+            "terminated": terminated, "truncated": truncated}
+
+
+RESULTS = [
+    _r("imagej/a", 1.0, True, 4),
+    _r("imagej/a", 0.5, False, 10),                    # agent said DONE wrongly
+    _r("imagej/a", 0.0, False, 50, False, True),       # budget exhausted
+    _r("imagej/b", 0.25, False, 3),
+]
+
+
+def test_metrics_follow_the_definitions():
+    m = episode_metrics(RESULTS)
+    a = m["task"]["imagej/a"]
+    assert a["episodes"] == 3
+    assert math.isclose(a["score"], 0.5) and math.isclose(a["sr"], 1 / 3)
+    assert math.isclose(a["steps"], 64 / 3) and a["steps_star"] == 4
+    assert math.isclose(a["ftr"], 0.5)           # 1 of 2 agent-ended episodes failed
+    assert math.isclose(a["void"], 1 / 3)
+    b = m["task"]["imagej/b"]
+    assert math.isnan(b["steps_star"])           # undefined without a success
+    assert m["tool"]["imagej"]["episodes"] == 4
+    assert set(m["domain"]) == {"microscopy"}
+    assert math.isclose(m["domain_macro"]["score"], m["domain"]["microscopy"]["score"])
+
+
+def test_table_csv_and_plot(tmp_path):
+    m = episode_metrics(RESULTS)
+    table = format_table(m)
+    assert "task imagej/a" in table and "domain-macro average" in table and " - " in table
+    write_csv(m, tmp_path / "r.csv")
+    rows = list(csv.reader((tmp_path / "r.csv").open()))
+    assert rows[0][:3] == ["level", "name", "episodes"] and len(rows) == 1 + 2 + 1 + 1 + 1
+    plot(m, tmp_path / "r.png")
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

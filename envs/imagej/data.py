@@ -59,6 +59,56 @@ def nuclei(work: Path, rng: np.random.Generator, path: str, n: int, min_size: in
     return {"count": len(areas), "mean_area": float(np.mean(areas)), "n_drawn": len(centres)}
 
 
+def _particle_gold(arr: np.ndarray, min_size: float) -> tuple[list[int], float]:
+    """Areas (pixels) of the Otsu-foreground particles of at least ``min_size`` pixels, as
+    ImageJ's Analyze Particles traces them (8-connected), and the Otsu threshold used."""
+    thr = filters.threshold_otsu(arr)
+    labels = measure.label(arr > thr)
+    return [int(p.area) for p in measure.regionprops(labels) if p.area >= min_size], float(thr)
+
+
+def nuclei_calibrated(work: Path, rng: np.random.Generator, path: str, n: int, px_um: float,
+                      min_um2: float, n_micro: int = 6) -> dict[str, Any]:
+    """The :func:`nuclei` field plus ``n_micro`` bright micronuclei of 30-45 pixels, to be
+    analysed at ``px_um`` micrometres per pixel with a minimum particle area of ``min_um2``
+    square micrometres (the file itself is uncalibrated).
+
+    The micronuclei sit between the µm² limit read as pixels and the true limit in pixels
+    (``min_um2 / px_um**2``, about 57-60 pixels for the task's objectives), so a size filter
+    typed in the wrong unit keeps them. Gold: the count and mean area in µm² that Analyze
+    Particles gives on the calibrated image (``size=min_um2-Infinity`` compares calibrated
+    areas), and the limit in pixels.
+    """
+    nuclei(work, rng, path, n, min_size=50)
+    arr = tifffile.imread(work / path).astype(float)
+    h, w = arr.shape
+    yy, xx = np.mgrid[0:h, 0:w]
+    occupied = ndi.binary_dilation(arr > 60, iterations=10)
+    placed, tries = 0, 0
+    while placed < n_micro and tries < 10000:
+        tries += 1
+        r = float(rng.uniform(3.1, 3.6))
+        cy, cx = float(rng.uniform(12, h - 12)), float(rng.uniform(12, w - 12))
+        disk = (yy - cy) ** 2 + (xx - cx) ** 2 <= r * r
+        if occupied[disk].any() or occupied[int(cy), int(cx)]:
+            continue
+        blob = ndi.gaussian_filter(disk * float(rng.uniform(150, 190)), 1.2) + 25
+        arr = np.maximum(arr, blob)
+        occupied |= ndi.binary_dilation(disk, iterations=10)
+        placed += 1
+    out = np.clip(np.round(arr), 0, 255).astype(np.uint8)
+    _save(work / path, out)
+    px2 = float(px_um) ** 2
+    min_px = float(min_um2) / px2
+    areas, thr = _particle_gold(out, min_px)
+    small, _ = _particle_gold(out, 0)
+    return {"count": len(areas), "mean_area": float(np.mean(areas)),
+            "mean_area_um2": float(np.mean(areas)) * px2, "min_px": min_px,
+            "px_um": float(px_um), "n_micro": placed, "threshold": thr,
+            "count_px_limit": sum(1 for a in small if a >= float(min_um2)),
+            "count_unfiltered": len(small)}
+
+
 def _check_box(shape: tuple[int, ...], x: int, y: int, w: int, h: int) -> None:
     """A box given by task params must lie inside the image (a spec bug otherwise)."""
     height, width = shape[:2]
@@ -84,11 +134,20 @@ def ihc_gray(work: Path, rng: np.random.Generator, path: str, x: int, y: int, w:
             "image_mean": float(grey.mean())}
 
 
-def cell_tiff(work: Path, rng: np.random.Generator, path: str) -> dict[str, Any]:
-    """scikit-image's cell micrograph (8-bit) as a TIFF; gold: its shape and mean."""
+def cell_tiff(work: Path, rng: np.random.Generator, path: str, noise: float = 0.0
+              ) -> dict[str, Any]:
+    """scikit-image's cell micrograph (8-bit) as a TIFF, optionally with seeded Gaussian noise
+    of standard deviation ``noise`` grey levels (a low-light acquisition worth denoising).
+
+    Gold: its shape, mean and the pixels written.
+    """
     arr = skdata.cell()
+    if noise > 0:
+        noisy = arr.astype(float) + rng.normal(0, float(noise), arr.shape)
+        arr = np.clip(np.round(noisy), 0, 255).astype(np.uint8)
     _save(work / path, arr)
-    return {"width": arr.shape[1], "height": arr.shape[0], "mean": float(arr.mean())}
+    return {"width": arr.shape[1], "height": arr.shape[0], "mean": float(arr.mean()),
+            "array": arr}
 
 
 def blur_reference(work: Path, rng: np.random.Generator, source: str, sigma: float
@@ -108,7 +167,7 @@ def moon16(work: Path, rng: np.random.Generator, path: str, x: int, y: int, w: i
            h: int = 150) -> dict[str, Any]:
     """A 16-bit image made from scikit-image's moon (offset, gain, seeded noise) and a crop box.
 
-    Gold: the crop box and the 8-bit crop ImageJ gives for Image > Type > 8-bit with "Scale
+    Gold: the crop box and the 8-bit crop (and its mean) ImageJ gives for 8-bit with "Scale
     when converting" on: the display range is the 16-bit min..max when the file is opened, and
     ``v8 = min(255, int((v - min) * 256 / (max - min + 1) + 0.5))``.
     """
@@ -120,33 +179,50 @@ def moon16(work: Path, rng: np.random.Generator, path: str, x: int, y: int, w: i
     scale = 256.0 / (hi - lo + 1)
     scaled = np.minimum(np.floor((arr.astype(float) - lo) * scale + 0.5), 255)
     crop = scaled[y:y + h, x:x + w].astype(np.uint8)
-    return {"x": x, "y": y, "w": w, "h": h, "crop8": crop, "min16": lo, "max16": hi}
+    return {"x": x, "y": y, "w": w, "h": h, "crop8": crop, "crop_mean": float(crop.mean()),
+            "min16": lo, "max16": hi}
 
 
-def round_cell(work: Path, rng: np.random.Generator, path: str) -> dict[str, Any]:
-    """A dim field with one large bright round cell among smaller dim ones.
+def round_cell(work: Path, rng: np.random.Generator, path: str, n_small: int = 6
+               ) -> dict[str, Any]:
+    """A dim field with one large bright round cell among ``n_small`` smaller, dimmer ones.
 
-    Gold: the big cell's centre and diameter (pixels).
+    Gold, in ImageJ's coordinates (pixel i spans i..i+1, so a pixel's centre is at i + 0.5):
+    the big cell's centre cx, cy, its diameter d (pixel extent), the top-left x, y of its
+    bounding box, and the first small cell's centre and diameter (for negatives).
     """
     h, w = 400, 500
     yy, xx = np.mgrid[0:h, 0:w]
     img = np.full((h, w), 30.0)
-    d = float(rng.integers(60, 91))
-    cy, cx = float(rng.integers(int(d) + 10, h - int(d) - 10)), \
-        float(rng.integers(int(d) + 10, w - int(d) - 10))
-    img[(yy - cy) ** 2 + (xx - cx) ** 2 <= (d / 2) ** 2] = 200
-    for _ in range(6):
-        r = rng.uniform(6, 12)
-        y, x = rng.uniform(r, h - r), rng.uniform(r, w - r)
-        if (y - cy) ** 2 + (x - cx) ** 2 > (d / 2 + r + 15) ** 2:
-            img[(yy - y) ** 2 + (xx - x) ** 2 <= r * r] = 90
+    d = int(rng.integers(60, 91))
+    r = d / 2
+    cy = int(rng.integers(d // 2 + 20, h - d // 2 - 20))
+    cx = int(rng.integers(d // 2 + 20, w - d // 2 - 20))
+    img[(yy - cy) ** 2 + (xx - cx) ** 2 <= r * r] = 200
+    small: list[tuple[float, float, float]] = []
+    tries = 0
+    while len(small) < n_small and tries < 10000:
+        tries += 1
+        rs = float(rng.uniform(6, 12))
+        y, x = float(rng.uniform(rs + 2, h - rs - 2)), float(rng.uniform(rs + 2, w - rs - 2))
+        far_from_big = (y - cy) ** 2 + (x - cx) ** 2 > (r + rs + 15) ** 2
+        apart = all((y - sy) ** 2 + (x - sx) ** 2 > (rs + sr + 6) ** 2 for sy, sx, sr in small)
+        if far_from_big and apart:
+            small.append((y, x, rs))
+            img[(yy - y) ** 2 + (xx - x) ** 2 <= rs * rs] = 90
+    if len(small) < n_small:
+        raise RuntimeError("could not place the small cells")
     img = ndi.gaussian_filter(img, 1.0) + rng.normal(0, 3, (h, w))
-    _save(work / path, np.clip(img, 0, 255).astype(np.uint8))
-    return {"cx": cx, "cy": cy, "d": d, "x": cx - d / 2, "y": cy - d / 2}
+    _save(work / path, np.clip(np.round(img), 0, 255).astype(np.uint8))
+    sy, sx, sr = small[0]
+    return {"cx": cx + 0.5, "cy": cy + 0.5, "d": float(2 * int(r) + 1),
+            "x": float(cx - int(r)), "y": float(cy - int(r)),
+            "small_cx": sx + 0.5, "small_cy": sy + 0.5, "small_d": 2 * sr}
 
 
 GENERATORS = {
     "nuclei": nuclei,
+    "nuclei_calibrated": nuclei_calibrated,
     "ihc_gray": ihc_gray,
     "cell_tiff": cell_tiff,
     "blur_reference": blur_reference,

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 import tifffile
 
-from sciagent_gym.evaluation import GETTERS, FinalState, GetterError
+from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, resolve
 from sciagent_gym.tasks.spec import TaskSpec, load_specs
 from sciagent_gym.tasks.task import Task, sample_params
-from sciagent_gym.tools import load_tool_getters, task_specs_root
+from sciagent_gym.tools import load_adapter, load_tool_getters, task_specs_root
 
 load_tool_getters("imagej")  # registers imagej_roi etc. under their canonical module name
 
@@ -98,6 +98,32 @@ def test_stage_writes_inputs_and_gold(spec_id, tmp_path):
             assert "$gold" not in task.instruction and "{" not in task.instruction
         finally:
             task.cleanup()
+
+
+HINT_PATHS = {"work": "/home/user/work", "home": "/home/user", "tmp": "/tmp"}
+# words that name ImageJ menus, dialogs or tools: workflow hints belong in ``hints`` only
+MENU_WORDS = ("Analyze >", "Image >", "Process >", "File >", "Edit >", "Set Measurements",
+              "Analyze Particles", "Set Scale", "Specify", "Save As", "selection tool",
+              "Display results", "Z Project")
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_hints_are_kept_out_of_the_plain_instruction(spec_id):
+    spec = SPECS[spec_id]
+    assert spec.hints.strip(), "every ImageJ spec carries workflow hints"
+    generators = load_adapter("imagej").generators
+    for seed in SEEDS:
+        plain = Task(spec, seed, generators, HINT_PATHS, hints=False).instruction
+        hinted = Task(spec, seed, generators, HINT_PATHS, hints=True).instruction
+        for text in (plain, hinted):
+            assert "{" not in text and "}" not in text and "$gold" not in text, text
+        assert ">" not in plain and "Hint:" not in plain, plain
+        for word in MENU_WORDS:
+            assert word.lower() not in plain.lower(), (word, plain)
+        hints = resolve(spec.hints, {**sample_params(spec, seed), **HINT_PATHS})
+        assert ">" in hints and "{" not in hints and "$gold" not in hints, hints
+        assert hinted == plain + "\nHint: " + hints
+        assert hinted.endswith(hints)
 
 
 def test_staging_is_reproducible(tmp_path):

@@ -102,3 +102,4 @@ def test_every_tool_folder_is_packaged():
     for folder in envs_root().iterdir():
         if (folder / "tool.json").is_file():
             assert f"sciagent_gym.envs.{folder.name}" in packages, folder.name
+            assert f"sciagent_gym.task_specs.{folder.name}" in packages, folder.name

@@ -93,14 +93,29 @@ class LocalProvider(Provider):
                   log=f"{sbx.tmp}/app.log")
         t3 = time.monotonic()
         self._wait_ready(tool, task)
-        tool.after_ready(self, task)
         self._controller.expose_all()
+        tool.after_ready(self, task)
         t4 = time.monotonic()
-        frame, _ = wait_settled(self._controller.grab, self.settle_config)
-        self._last_frame = frame
+        self._settle_canonical()
         self.last_reset_timings = {"restore": t1 - t0, "stage": t2 - t1, "launch": t3 - t2,
                                    "ready": t4 - t3, "settle": time.monotonic() - t4,
                                    "total": time.monotonic() - t0}
+
+    def _settle_canonical(self, attempts: int = 4) -> np.ndarray:
+        """Settle, then make every window repaint and settle again until a repaint changes
+        nothing: the start screen is then what the program draws from scratch, not a frame with
+        half-painted start-up leftovers (which would differ between identical resets)."""
+        config = self.settle_config
+        reset_config = type(config)(quiet=max(config.quiet, 0.25), cap=max(config.cap, 5.0),
+                                    interval=config.interval, tolerance=0)
+        frame, _ = wait_settled(self._controller.grab, reset_config)
+        for _ in range(attempts):
+            self._controller.expose_all()
+            again, _ = wait_settled(self._controller.grab, reset_config)
+            if np.array_equal(again, frame):
+                break
+            frame = again
+        return frame
 
     def _restore_home(self, snapshot: Path) -> None:
         home = self._sandbox.host_home

@@ -197,4 +197,6 @@ def _cross_matrix(base, task_ids: list[str], states: dict[tuple[str, int], Path]
 
 
 def write_json(report: AuditReport, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(report.to_dict(), indent=2))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report.to_dict(), indent=2))

@@ -122,10 +122,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                             progress=progress, isolation=args.isolation)
         bar.close()
         reports.append(report)
-        if args.out:
-            write_json(report, Path(args.out) / f"audit-{tool}.json")
         if not args.json:
             print(report.table())
+        if args.out:
+            write_json(report, Path(args.out) / f"audit-{tool}.json")
     if args.json:
         print(json.dumps([r.to_dict() for r in reports], indent=2))
     return 0 if all(r.passed and r.metrics["f1"] >= 0.99 for r in reports) else 1

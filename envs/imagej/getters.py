@@ -22,8 +22,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation._dotted import LookupFailure, dotted_get
-from sciagent_gym.evaluation.getters._io import existing_file, read_bytes
+from sciagent_gym.evaluation.getters._io import existing_file, pick_key, read_bytes
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState
@@ -34,15 +33,6 @@ ROI_SUBTYPES = {0: None, 1: "text", 2: "arrow", 3: "ellipse", 4: "image", 5: "ro
 HEADER_SIZE = 64
 SUB_PIXEL_RESOLUTION = 128
 _MAX_ROI_BYTES = 16 * 1024 * 1024
-
-
-def _pick(path: str, value: dict[str, Any], key: str | None) -> Any:
-    if key is None:
-        return value
-    try:
-        return dotted_get(value, key)
-    except LookupFailure as exc:
-        raise GetterError(f"{path}: {key!r}: {exc}") from None
 
 
 def decode_roi(data: bytes, label: str = "roi") -> dict[str, Any]:
@@ -109,7 +99,7 @@ def imagej_roi(state: FinalState, path: str, key: str | None = None) -> Any:
     "ellipse" for the elliptical selection tool), version, x, y, width, height (bounding box in
     pixels), cx, cy (its centre) and n_coordinates for polygon-like selections.
     """
-    return _pick(path, decode_roi(read_bytes(state, path, _MAX_ROI_BYTES), path), key)
+    return pick_key(path, decode_roi(read_bytes(state, path, _MAX_ROI_BYTES), path), key)
 
 
 _UNIT = re.compile(r"^unit=(.*)$", re.MULTILINE)
@@ -164,4 +154,4 @@ def imagej_tiff_calibration(state: FinalState, path: str, key: str | None = None
     else:
         out = {"pixel_width": pw, "pixel_height": ph if ph is not None else pw, "unit": unit,
                "calibrated": True}
-    return _pick(path, out, key)
+    return pick_key(path, out, key)

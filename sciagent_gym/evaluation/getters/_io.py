@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from .._dotted import LookupFailure, dotted_get
 from .registry import GetterError
 
 if TYPE_CHECKING:
@@ -50,3 +51,13 @@ def looks_binary(data: bytes) -> bool:
         return True
     controls = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13))
     return bool(head) and controls / len(head) > 0.01
+
+
+def pick_key(path: str, value: Any, key: str | None) -> Any:
+    """``value`` itself, or the part at dotted ``key`` (a GetterError naming file and key)."""
+    if key is None:
+        return value
+    try:
+        return dotted_get(value, key)
+    except LookupFailure as exc:
+        raise GetterError(f"{path}: {key!r}: {exc}") from None

@@ -6,8 +6,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from .._dotted import LookupFailure, dotted_get
-from ._io import decode_text, existing_file, read_bytes
+from ._io import decode_text, existing_file, pick_key, read_bytes
 from .registry import GetterError, register
 
 if TYPE_CHECKING:
@@ -38,12 +37,7 @@ def file_json(state: FinalState, path: str, key: str | None = None) -> Any:
         ) from None
     except (ValueError, RecursionError) as exc:
         raise GetterError(f"{path}: invalid JSON: {exc}") from None
-    if key is None:
-        return doc
-    try:
-        return dotted_get(doc, key)
-    except LookupFailure as exc:
-        raise GetterError(f"{path}: {key!r}: {exc}") from None
+    return pick_key(path, doc, key)
 
 
 @register("file_sha256")

@@ -60,3 +60,34 @@ def test_splits_and_hints(imagej_env):
     assert abs(fractions.count("test") / 2000 - 0.1) < 0.02
     with pytest.raises(ValueError, match="split"):
         gym.make("SciGUI-ImageJ-v0", split="holdout")
+
+
+def test_window_ocr_and_command_getters_on_the_real_app(imagej_env):
+    from sciagent_gym.evaluation import Criterion, evaluate
+
+    imagej_env.reset(seed=0, options={"task": "count-nuclei"})
+    base = imagej_env.unwrapped
+    imagej_env.step("pyautogui.hotkey('ctrl', 'shift', 't')")   # Image > Adjust > Threshold
+    threshold = [w for w in base.provider.windows() if w.title == "Threshold"]
+    assert threshold, [w.title for w in base.provider.windows()]
+    t = threshold[0]
+    criteria = [Criterion.from_dict(d) for d in [
+        {"name": "threshold window", "getter": {"fn": "window_exists", "title": "Threshold"},
+         "check": {"op": "is_true"}},
+        {"name": "no dialog yet", "getter": {"fn": "modal_dialog"}, "check": {"op": "is_false"}},
+        {"name": "ocr", "getter": {"fn": "screen_contains", "text": "Dark background",
+                                   "region": [t.x, t.y, t.width, t.height]},
+         "check": {"op": "is_true"}},
+        {"name": "checksum", "getter": {"fn": "command_output",
+                                        "command": "sha256sum nuclei.tif | cut -c1-64"},
+         "check": {"op": "equals", "expected": base.task.input_hashes["nuclei.tif"]}},
+    ]]
+    base._criteria = base.task.criteria() + criteria
+    state = base.collect_final_state("done")
+    results = {c.name: c for c in evaluate(criteria, state).criteria}
+    assert all(c.passed for c in results.values()), {k: v.detail for k, v in results.items()}
+    imagej_env.step("pyautogui.hotkey('ctrl', 'o')")             # File > Open: a dialog
+    state = base.collect_final_state("done")
+    dialog = Criterion.from_dict({"name": "dialog", "getter": {"fn": "modal_dialog"},
+                                  "check": {"op": "is_true"}})
+    assert evaluate([dialog], state).success

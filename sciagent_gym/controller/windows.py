@@ -20,6 +20,7 @@ class WindowInfo:
     height: int
     active: bool
     modal: bool
+    window_type: str = "normal"  # EWMH _NET_WM_WINDOW_TYPE without its prefix, lower case
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -39,6 +40,8 @@ class WindowLister:
         self._state = atom("_NET_WM_STATE")
         self._modal = atom("_NET_WM_STATE_MODAL")
         self._close = atom("_NET_CLOSE_WINDOW")
+        self._type = atom("_NET_WM_WINDOW_TYPE")
+        self._type_names: dict[int, str] = {}
 
     def list(self) -> list[WindowInfo]:
         prop = self._root.get_full_property(self._client_list, Xatom.WINDOW)
@@ -72,7 +75,18 @@ class WindowLister:
             id=wid, title=title, wm_class=wm_class[-1] if wm_class else "",
             x=-pos.x, y=-pos.y, width=geom.width, height=geom.height,
             active=(wid == active_id) and attrs.map_state == X.IsViewable, modal=modal,
+            window_type=self._window_type(win),
         )
+
+    def _window_type(self, win) -> str:
+        prop = win.get_full_property(self._type, Xatom.ATOM)
+        if prop is None or not len(prop.value):
+            return "normal"
+        atom = int(prop.value[0])
+        if atom not in self._type_names:
+            name = self._dpy.get_atom_name(atom)
+            self._type_names[atom] = name.removeprefix("_NET_WM_WINDOW_TYPE_").lower()
+        return self._type_names[atom]
 
     def close_window(self, window_id: int) -> None:
         """Send ``_NET_CLOSE_WINDOW`` to the window manager, as a click on the close button."""

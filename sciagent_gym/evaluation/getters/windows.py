@@ -75,8 +75,13 @@ def window_exists(
 
 @register("modal_dialog")
 def modal_dialog(state: FinalState) -> bool:
-    """True if any window is modal (an error or option dialog left open blocks the app)."""
-    return any(bool(w.get("modal")) for w in _windows(state))
+    """True if a dialog is open: a window in the modal state, or of EWMH type "dialog".
+
+    Java and GTK file/option dialogs set the dialog window type but often not the modal state
+    (seen with ImageJ's File > Open under openbox), so both count.
+    """
+    return any(bool(w.get("modal")) or w.get("window_type") == "dialog"
+               for w in _windows(state))
 
 
 @register("focused_window")

@@ -8,6 +8,7 @@ budget, or the program exiting); then the task's evaluator scores the final stat
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any
 
@@ -15,6 +16,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
+from gymnasium.utils import seeding
 
 from sciagent_gym import actions as A
 from sciagent_gym.action_parser import parse_action
@@ -51,6 +53,9 @@ class SciGUIEnv(gym.Env):
         split: ``None`` (all variants) or ``"train"``/``"val"``/``"test"``: reset only draws
             variant seeds of that split (a fixed 80/10/10 hash of task id and seed).
         hints: append the task's workflow hints to the instruction.
+        pool_size: spare sandboxes a background worker prepares for the variants the env
+            expects next (the continuation of the RNG after an unseeded reset; seed + 1 after
+            a seeded one), so that most resets only swap a ready sandbox in. 0 disables it.
         provider: ``"local"`` (Xvfb on this machine).
         isolation: ``"auto"``, ``"bwrap"`` or ``"none"`` (see providers.sandbox).
         allow_unsafe_cli: run CLI actions even without isolation (development only).
@@ -62,7 +67,7 @@ class SciGUIEnv(gym.Env):
                  screen_size: tuple[int, int] = (1280, 800), max_steps: int | None = None,
                  reward: str = "partial", provider: str = "local", isolation: str = "auto",
                  settle: SettleConfig | None = None, allow_unsafe_cli: bool = False,
-                 split: str | None = None, hints: bool = False) -> None:
+                 split: str | None = None, hints: bool = False, pool_size: int = 1) -> None:
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', not {render_mode!r}")
         if reward not in REWARD_MODES:
@@ -84,6 +89,7 @@ class SciGUIEnv(gym.Env):
         self._isolation, self._settle = isolation, settle
         self._allow_unsafe_cli = allow_unsafe_cli
         self.split, self.hints = split, hints
+        self.pool_size = pool_size
         self._progress = 0.0
         self.observation_space = spaces.Dict({
             "screenshot": spaces.Box(0, 255, (self.height, self.width, 3), np.uint8),
@@ -118,30 +124,34 @@ class SciGUIEnv(gym.Env):
             from sciagent_gym.providers.local import LocalProvider
 
             self.provider = LocalProvider(self.width, self.height, self._isolation,
-                                          self._settle)
+                                          self._settle, pool_size=self.pool_size)
         return self.provider
 
     # -- Gymnasium API -------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        super().reset(seed=seed)
-        options = options or {}
+    def _draw(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[str, int]:
+        """The (task id, variant seed) a reset with these options draws from ``rng``."""
         task_id = self._resolve_task_id(options["task"]) if options.get("task") \
             else self._fixed_task
         if task_id is None:
-            task_id = self.task_ids[int(self.np_random.integers(len(self.task_ids)))]
+            task_id = self.task_ids[int(rng.integers(len(self.task_ids)))]
         if "variant" in options:
-            variant = int(options["variant"])
-        else:
-            variant = int(self.np_random.integers(2**31 - 1))
-            while self.split is not None and split_of(task_id, variant) != self.split:
-                variant = int(self.np_random.integers(2**31 - 1))
+            return task_id, int(options["variant"])
+        variant = int(rng.integers(2**31 - 1))
+        while self.split is not None and split_of(task_id, variant) != self.split:
+            variant = int(rng.integers(2**31 - 1))
+        return task_id, variant
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        options = dict(options or {})
+        task_id, variant = self._draw(self.np_random, options)
         provider = self._ensure_provider()
         if self.task is not None:
             self.task.cleanup()
-        self.task = Task(self.specs[task_id], variant, self.adapter.generators, provider.paths,
-                         hints=self.hints)
         self._episode_over = True
-        provider.reset(self.adapter, self.task)
+        task = Task(self.specs[task_id], variant, self.adapter.generators, provider.paths,
+                    hints=self.hints)
+        self.task = provider.reset(self.adapter, task)
         self._frame = provider.screenshot()
         self._terminal = ""
         self._steps = 0
@@ -149,11 +159,25 @@ class SciGUIEnv(gym.Env):
         self._episode_over = False
         self._criteria = self.task.criteria()
         self._progress = self._cheap_score() if self.reward_mode == "dense" else 0.0
+        self._prefetch(seed, options)
         info = {"task_id": task_id, "variant": variant, "split": split_of(task_id, variant),
                 "instruction": self.task.instruction,
                 "difficulty": self.task.spec.difficulty, "max_steps": self.max_steps,
                 "allow_cli": self.cli_allowed, "timings": Timings(provider.last_reset_timings)}
         return self._observation(), info
+
+    def _prefetch(self, seed: int | None, options: dict[str, Any]) -> None:
+        """Tell the provider which variant the next reset most likely asks for."""
+        if not hasattr(self.provider, "prefetch") or not self.pool_size:
+            return
+        if seed is None:
+            rng = copy.deepcopy(self.np_random)    # what reset() without a seed draws next
+        else:
+            rng, _ = seeding.np_random(seed + 1)   # loops that seed each episode
+        task_id, variant = self._draw(rng, options)
+        spec, generators, hints = self.specs[task_id], self.adapter.generators, self.hints
+        self.provider.prefetch(f"{task_id}#{variant}", self.adapter,
+                               lambda paths: Task(spec, variant, generators, paths, hints=hints))
 
     @property
     def max_steps(self) -> int:

@@ -56,6 +56,11 @@ class Adapter(ToolAdapter):
         return "ImageJ" in titles and all(name in titles for name in task.spec.open)
 
     def after_ready(self, provider: Provider, task: Task) -> None:
+        # Java can lay out the main window's menu bar before the Help menu is registered;
+        # a one-pixel resize makes it lay it out again the same way on every start.
+        for window in provider.windows():
+            if window.title == "ImageJ":
+                provider.nudge_window(window.id)
         # ImageJ prints how long opening the image took ("0.03 seconds (9.3 MB/sec)") in its
         # status bar; that text differs between otherwise identical resets.
         self.run_script(provider, 'showStatus("");', timeout=15.0)

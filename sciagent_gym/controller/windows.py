@@ -97,5 +97,19 @@ class WindowLister:
                               | X.SubstructureNotifyMask)
         self._dpy.sync()
 
+    def nudge(self, window_id: int) -> None:
+        """Resize a window by one pixel and back, so its toolkit lays it out again.
+
+        Java sometimes lays out a frame's menu bar before the help menu is registered (the
+        Help menu then sits next to the others instead of at the right edge); a resize makes
+        AWT redo the layout, giving the same frame on every start.
+        """
+        win = self._dpy.create_resource_object("window", window_id)
+        geom = win.get_geometry()
+        win.configure(width=geom.width + 1)
+        self._dpy.sync()
+        win.configure(width=geom.width)
+        self._dpy.sync()
+
     def close(self) -> None:
         self._dpy.close()

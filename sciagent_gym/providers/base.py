@@ -24,8 +24,11 @@ class Provider(abc.ABC):
     height: int
 
     @abc.abstractmethod
-    def reset(self, tool: ToolAdapter, task: Task) -> None:
-        """Restore the tool's snapshot, stage ``task``'s inputs, start the program, wait ready."""
+    def reset(self, tool: ToolAdapter, task: Task) -> Task:
+        """Restore the tool's snapshot, stage ``task``'s inputs, start the program, wait ready.
+
+        Returns the task as staged (a provider with prepared sandboxes may return its own,
+        already staged instance of the same variant)."""
 
     @abc.abstractmethod
     def execute(self, action: A.Action) -> None:
@@ -71,6 +74,9 @@ class Provider(abc.ABC):
     @abc.abstractmethod
     def close_window(self, window_id: int) -> None:
         """Ask the window manager to close a window (as its close button would)."""
+
+    def nudge_window(self, window_id: int) -> None:  # noqa: B027 (optional, no-op default)
+        """Make a window lay itself out again (see WindowLister.nudge); optional."""
 
     @abc.abstractmethod
     def app_running(self) -> bool:

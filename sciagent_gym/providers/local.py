@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from sciagent_gym.controller.x11 import X11Controller
 from sciagent_gym.errors import AppCrashedError
 from sciagent_gym.providers.base import Provider
 from sciagent_gym.providers.display import VirtualDisplay
+from sciagent_gym.providers.pool import WarmPool
 from sciagent_gym.providers.sandbox import CommandResult, Sandbox
 
 if TYPE_CHECKING:
@@ -26,12 +28,12 @@ if TYPE_CHECKING:
 APP = "app"
 
 
-class LocalProvider(Provider):
-    """Xvfb + openbox + a sandboxed program, restored from the tool's snapshot on every reset.
+class LocalSlot(Provider):
+    """One Xvfb + openbox + sandboxed program, restored from the tool's snapshot on reset.
 
-    The display lives as long as the provider; each reset stops the sandbox (which ends the
-    program and anything it started), copies the snapshot home directory back, stages the task's
-    inputs and starts the program again, waiting for its window rather than sleeping.
+    The display lives as long as the slot; each reset stops the sandbox (which ends the program
+    and anything it started), copies the snapshot home directory back, stages the task's inputs
+    and starts the program again, waiting for its window rather than sleeping.
     """
 
     def __init__(self, width: int = 1280, height: int = 800, isolation: str = "auto",
@@ -79,11 +81,13 @@ class LocalProvider(Provider):
         return {"home": sbx.home, "work": sbx.work, "tmp": sbx.tmp}
 
     # -- episode lifecycle -----------------------------------------------------------------
-    def reset(self, tool: ToolAdapter, task: Task) -> None:
+    def reset(self, tool: ToolAdapter, task: Task) -> Task:
         t0 = time.monotonic()
         sbx = self._sandbox
         sbx.stop()
         self._controller.release_all()
+        # The pointer starts every episode at the same place (hover effects are screen state).
+        self._controller.execute(A.Move(self.width - 1, self.height - 1))
         self._restore_home(tool.snapshot_dir)
         t1 = time.monotonic()
         task.stage(sbx.host_work)
@@ -100,6 +104,7 @@ class LocalProvider(Provider):
         self.last_reset_timings = {"restore": t1 - t0, "stage": t2 - t1, "launch": t3 - t2,
                                    "ready": t4 - t3, "settle": time.monotonic() - t4,
                                    "total": time.monotonic() - t0}
+        return task
 
     def _settle_canonical(self, attempts: int = 4) -> np.ndarray:
         """Settle, then make every window repaint and settle again until a repaint changes
@@ -181,6 +186,9 @@ class LocalProvider(Provider):
     def close_window(self, window_id: int) -> None:
         self._windows.close_window(window_id)
 
+    def nudge_window(self, window_id: int) -> None:
+        self._windows.nudge(window_id)
+
     def app_running(self) -> bool:
         if self._sandbox is None or not self._sandbox.alive:
             return False
@@ -203,3 +211,149 @@ class LocalProvider(Provider):
                 except Exception:
                     pass
         self._sandbox = self._windows = self._controller = self._display = None
+
+
+class LocalProvider(Provider):
+    """The embedded default: an active slot, plus a warm pool of spare slots.
+
+    With ``pool_size > 0`` the env names the variants it expects next (:meth:`prefetch`) and a
+    background worker prepares them in spare slots; a reset that finds its variant ready swaps
+    slots (a warm reset), otherwise it resets the active slot in place (a cold reset). Every
+    slot has its own display, so envs and slots never share a display, port or sandbox.
+    """
+
+    def __init__(self, width: int = 1280, height: int = 800, isolation: str = "auto",
+                 settle: SettleConfig | None = None, pool_size: int = 1) -> None:
+        if pool_size < 0:
+            raise ValueError(f"pool_size must be >= 0, not {pool_size}")
+        self.width, self.height = width, height
+        self._args = (width, height, isolation, settle)
+        self._slot: LocalSlot = LocalSlot(*self._args)
+        self._pool: WarmPool | None = None
+        self.stats = {"warm": 0, "cold": 0}
+        self.last_reset_timings: dict[str, float] = {}
+        if pool_size:
+            self._pool = WarmPool(pool_size, lambda: LocalSlot(*self._args))
+
+    # -- resets ------------------------------------------------------------------------------
+    def reset(self, tool: ToolAdapter, task: Task) -> Task:
+        """Swap in a prepared slot for ``task``'s variant, or reset the active one in place.
+
+        Returns the staged task: with a warm reset, the pool's own instance of the variant
+        (its gold values were computed when it was staged).
+        """
+        t0 = time.monotonic()
+        prepared = self._pool.take(task.variant_id) if self._pool else None
+        if prepared is not None:
+            old, self._slot = self._slot, prepared.slot
+            self._pool.give_back(old)
+            self.stats["warm"] += 1
+            self.last_reset_timings = {"swap": time.monotonic() - t0,
+                                       "total": time.monotonic() - t0, "warm": 1.0,
+                                       "prepared_in_background": prepared.seconds}
+            return prepared.task
+        task = self._slot.reset(tool, task)
+        self.stats["cold"] += 1
+        self.last_reset_timings = {**self._slot.last_reset_timings, "warm": 0.0}
+        return task
+
+    def prefetch(self, key: str, tool: ToolAdapter,
+                 make_task: Callable[[dict[str, str]], Task]) -> None:
+        """Prepare the variant ``key`` in a spare slot while the current episode runs."""
+        if self._pool is not None:
+            self._pool.want(key, tool, make_task)
+
+    @property
+    def pool(self) -> WarmPool | None:
+        return self._pool
+
+    # -- everything else acts on the active slot ---------------------------------------------
+    @property
+    def display_name(self) -> str:
+        return self._slot.display_name
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return self._slot.sandbox
+
+    @property
+    def isolation(self) -> str:
+        return self._slot.isolation
+
+    @property
+    def settle_config(self) -> SettleConfig:
+        return self._slot.settle_config
+
+    @property
+    def _display(self) -> VirtualDisplay:
+        return self._slot._display
+
+    @property
+    def _controller(self) -> X11Controller:
+        return self._slot._controller
+
+    @property
+    def cli_isolated(self) -> bool:
+        return self._slot.cli_isolated
+
+    @property
+    def host_work_dir(self) -> Path:
+        return self._slot.host_work_dir
+
+    @property
+    def paths(self) -> dict[str, str]:
+        return self._slot.paths
+
+    def execute(self, action: A.Action) -> None:
+        self._slot.execute(action)
+
+    def screenshot(self) -> np.ndarray:
+        return self._slot.screenshot()
+
+    def wait_settled(self) -> np.ndarray:
+        return self._slot.wait_settled()
+
+    def windows(self) -> list[WindowInfo]:
+        return self._slot.windows()
+
+    def pointer(self) -> tuple[int, int]:
+        return self._slot.pointer()
+
+    def run_command(self, command: str, timeout: float = 30.0) -> CommandResult:
+        return self._slot.run_command(command, timeout)
+
+    def exec_in_sandbox(self, argv: list[str], timeout: float = 30.0,
+                        wait_file: str | None = None) -> CommandResult:
+        return self._slot.exec_in_sandbox(argv, timeout, wait_file)
+
+    def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
+        self._slot.spawn_in_sandbox(name, argv)
+
+    def helper_running(self, name: str) -> bool:
+        return self._slot.helper_running(name)
+
+    def kill_in_sandbox(self, name: str) -> None:
+        self._slot.kill_in_sandbox(name)
+
+    def read_file(self, path: str, remove: bool = False) -> str | None:
+        return self._slot.read_file(path, remove)
+
+    def close_window(self, window_id: int) -> None:
+        self._slot.close_window(window_id)
+
+    def nudge_window(self, window_id: int) -> None:
+        self._slot.nudge_window(window_id)
+
+    def app_running(self) -> bool:
+        return self._slot.app_running()
+
+    def app_log_tail(self) -> str:
+        return self._slot.app_log_tail()
+
+    def close(self) -> None:
+        try:
+            if self._pool is not None:
+                self._pool.close()
+        finally:
+            self._slot.close()
+            self._pool = None

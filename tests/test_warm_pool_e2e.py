@@ -1,0 +1,57 @@
+"""The warm pool: resets that swap in a prepared sandbox, identical to cold ones."""
+
+from __future__ import annotations
+
+import time
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import sciagent_gym  # noqa: F401
+from sciagent_gym import processes
+
+pytestmark = pytest.mark.e2e
+
+
+def _wait_prepared(env, timeout=60.0):
+    pool = env.unwrapped.provider.pool
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pool._ready and pool._busy is None:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"nothing prepared; errors: {pool.errors}")
+
+
+def test_warm_resets_swap_and_match_cold_resets():
+    warm_env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", pool_size=1)
+    cold_env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", pool_size=0)
+    try:
+        warm_env.reset(seed=7)
+        _wait_prepared(warm_env)
+        obs_w, info_w = warm_env.reset(seed=8)          # predicted: seed + 1
+        assert info_w["timings"]["warm"] == 1.0
+        assert info_w["timings"]["total"] < 0.5
+        obs_c, info_c = cold_env.reset(seed=8)
+        assert info_c["timings"]["warm"] == 0.0
+        assert (info_w["variant"], info_w["instruction"]) == \
+            (info_c["variant"], info_c["instruction"])
+        assert np.array_equal(obs_w["screenshot"], obs_c["screenshot"])
+        # the swapped-in sandbox is fully usable and gold values came with it
+        obs, *_ = warm_env.step('run("ls")')
+        assert "nuclei.tif" in obs["terminal"]
+        assert warm_env.unwrapped.task.gold == cold_env.unwrapped.task.gold
+        _wait_prepared(warm_env)
+        _, info = warm_env.reset()                     # unseeded: a miss, then a cold reset
+        assert info["timings"]["warm"] == 0.0
+        _wait_prepared(warm_env)
+        _, info = warm_env.reset()                     # continuation of the RNG: predicted
+        assert info["timings"]["warm"] == 1.0
+        stats = warm_env.unwrapped.provider.stats
+        assert stats == {"warm": 2, "cold": 2}
+        assert warm_env.unwrapped.provider.pool.errors == []
+    finally:
+        warm_env.close()
+        cold_env.close()
+    assert processes.live_processes() == []

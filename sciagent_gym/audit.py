@@ -136,6 +136,8 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
     seeds = [int(s) for s in seeds]
     own_env = env is None
     if own_env:
+        # Audit episodes last well under a reset, so a warm pool would only compete for CPU.
+        make_kwargs.setdefault("pool_size", 0)
         env = gym.make(tool_info(tool).env_id, **make_kwargs)
     base = env.unwrapped
     task_ids = sorted(tasks) if tasks else base.task_ids

@@ -167,17 +167,26 @@ class SciGUIEnv(gym.Env):
         return self._observation(), info
 
     def _prefetch(self, seed: int | None, options: dict[str, Any]) -> None:
-        """Tell the provider which variant the next reset most likely asks for."""
+        """Tell the provider which variants the next reset most likely asks for.
+
+        After an unseeded reset: the continuation of the RNG. After a seeded one: seed + 1
+        (loops that seed every episode), then the same seed again (evaluations that replay
+        one variant, like the audit). As many as the pool holds, most likely last.
+        """
         if not hasattr(self.provider, "prefetch") or not self.pool_size:
             return
         if seed is None:
-            rng = copy.deepcopy(self.np_random)    # what reset() without a seed draws next
+            rngs = [copy.deepcopy(self.np_random)]
         else:
-            rng, _ = seeding.np_random(seed + 1)   # loops that seed each episode
-        task_id, variant = self._draw(rng, options)
-        spec, generators, hints = self.specs[task_id], self.adapter.generators, self.hints
-        self.provider.prefetch(f"{task_id}#{variant}", self.adapter,
-                               lambda paths: Task(spec, variant, generators, paths, hints=hints))
+            rngs = [seeding.np_random(seed + 1)[0], seeding.np_random(seed)[0]]
+        wanted = [self._draw(rng, options) for rng in rngs[:self.pool_size]]
+        generators, hints = self.adapter.generators, self.hints
+        for task_id, variant in reversed(wanted):
+            spec = self.specs[task_id]
+            self.provider.prefetch(
+                f"{task_id}#{variant}", self.adapter,
+                lambda paths, spec=spec, variant=variant: Task(spec, variant, generators, paths,
+                                                               hints=hints))
 
     @property
     def max_steps(self) -> int:

@@ -18,8 +18,8 @@ CASES = [(task_id, case, seed) for task_id, spec in sorted(SPECS.items())
 
 
 @pytest.fixture(scope="module")
-def report(imagej_env):
-    return audit_tool("imagej", seeds=SEEDS, env=imagej_env)
+def report():
+    return audit_tool("imagej", seeds=SEEDS)
 
 
 @pytest.mark.parametrize(("task_id", "case", "seed"), CASES)

@@ -47,12 +47,13 @@ from __future__ import annotations
 
 import math
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from gymnasium.spaces.utils import flatten, flatten_space, unflatten
+from gymnasium.vector.utils import read_from_shared_memory
 from numpy.typing import NDArray
 
 from .action_parser import (
@@ -173,6 +174,46 @@ def _flatten_unicode_text(space: UnicodeText, x: str) -> NDArray[np.int32]:
 @unflatten.register(UnicodeText)
 def _unflatten_unicode_text(space: UnicodeText, x: NDArray[np.int32]) -> str:
     return "".join(chr(int(v)) for v in x if 0 <= v < _NO_CHAR)
+
+
+class SharedTextBatch(Sequence):
+    """The texts of a vector env's sub-envs, decoded on access from shared memory.
+
+    ``AsyncVectorEnv`` calls ``read_from_shared_memory`` once, at construction, and expects a
+    live view of the buffer that its workers keep writing (arrays are views). Gymnasium's Text
+    reader returns a tuple snapshot instead, so text observations never change; this view
+    decodes the current code points whenever it is read, and a deepcopy (what the vector env
+    returns by default) is a plain tuple of strings.
+    """
+
+    def __init__(self, space: UnicodeText, data: NDArray[np.int32]) -> None:
+        self._space, self._data = space, data
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        return _unflatten_unicode_text(self._space, self._data[index])
+
+    def __deepcopy__(self, memo) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, Sequence) else other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+@read_from_shared_memory.register(UnicodeText)
+def _read_unicode_text_from_shared_memory(space: UnicodeText, shared_memory: Any,
+                                          n: int = 1) -> SharedTextBatch:
+    data = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length))
+    return SharedTextBatch(space, data)
 
 
 @flatten_space.register(UnicodeText)

@@ -51,7 +51,7 @@ def main() -> None:
     for i in range(args.steps):
         _, _, _, _, info = env.step(f"pyautogui.moveTo({20 + i % 5}, 780)")
         idle.append(info["timings"]["total"])
-        idle_observe.append(info["timings"]["observe"])
+        idle_observe.append(info["timings"]["settle"] + info["timings"]["grab"])
     for _ in range(max(args.steps // 2, 1)):
         _, _, _, _, info = env.step("pyautogui.click(646, 32)")
         react.append(info["timings"]["total"])

@@ -171,6 +171,27 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from sciagent_gym.bench import format_bench, plot_bench, run_bench, save
+
+    def progress(message: str) -> None:
+        if not args.json:
+            print(f"... {message}", file=sys.stderr, flush=True)
+
+    result = run_bench(args.env, task=args.task, episodes=args.episodes,
+                       baseline_episodes=args.baseline_episodes,
+                       vector_sizes=tuple(args.vector), vector_steps=args.vector_steps,
+                       progress=progress)
+    print(json.dumps(result, indent=2) if args.json else format_bench(result))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        stem = args.env.split(":")[-1]
+        save(result, out / f"{stem}.json")
+        plot_bench(result, out / f"{stem}.png")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sciagent-gym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -220,6 +241,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="where report.csv and report.png go (default: first run dir)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("bench", help="reset/step speed, episodes per hour, vector throughput, "
+                                     "against a fixed-sleep baseline")
+    p.add_argument("--env", default="SciGUI-ImageJ-v0")
+    p.add_argument("--task", help="task id (default: sampled)")
+    p.add_argument("--episodes", type=int, default=6)
+    p.add_argument("--baseline-episodes", type=int, default=2)
+    p.add_argument("--vector", type=int, nargs="+", default=[1, 2, 4],
+                   help="numbers of async envs to measure")
+    p.add_argument("--vector-steps", type=int, default=20)
+    p.add_argument("--out", help="write <env>.json and <env>.png here")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("doctor", help="check what is installed and what is missing")
     p.add_argument("--json", action="store_true")

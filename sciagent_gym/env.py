@@ -17,6 +17,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
+from PIL import Image
 
 from sciagent_gym import actions as A
 from sciagent_gym.action_parser import parse_action
@@ -53,6 +54,8 @@ class SciGUIEnv(gym.Env):
         split: ``None`` (all variants) or ``"train"``/``"val"``/``"test"``: reset only draws
             variant seeds of that split (a fixed 80/10/10 hash of task id and seed).
         hints: append the task's workflow hints to the instruction.
+        obs_size: (width, height) to resize the observed screenshot to (bilinear); actions
+            stay in screen pixels and ``render()`` keeps the full frame.
         pool_size: spare sandboxes a background worker prepares for the variants the env
             expects next (the continuation of the RNG after an unseeded reset; seed + 1 after
             a seeded one), so that most resets only swap a ready sandbox in. 0 disables it.
@@ -67,7 +70,8 @@ class SciGUIEnv(gym.Env):
                  screen_size: tuple[int, int] = (1280, 800), max_steps: int | None = None,
                  reward: str = "partial", provider: str = "local", isolation: str = "auto",
                  settle: SettleConfig | None = None, allow_unsafe_cli: bool = False,
-                 split: str | None = None, hints: bool = False, pool_size: int = 1) -> None:
+                 split: str | None = None, hints: bool = False, pool_size: int = 1,
+                 obs_size: tuple[int, int] | None = None) -> None:
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', not {render_mode!r}")
         if reward not in REWARD_MODES:
@@ -91,8 +95,10 @@ class SciGUIEnv(gym.Env):
         self.split, self.hints = split, hints
         self.pool_size = pool_size
         self._progress = 0.0
+        self.obs_size = tuple(obs_size) if obs_size else None
+        obs_w, obs_h = self.obs_size or (self.width, self.height)
         self.observation_space = spaces.Dict({
-            "screenshot": spaces.Box(0, 255, (self.height, self.width, 3), np.uint8),
+            "screenshot": spaces.Box(0, 255, (obs_h, obs_w, 3), np.uint8),
             "instruction": UnicodeText(MAX_INSTRUCTION),
             "terminal": UnicodeText(MAX_TERMINAL),
         })
@@ -242,7 +248,9 @@ class SciGUIEnv(gym.Env):
         elif self.reward_mode == "dense":
             progress = self._cheap_score()
             reward, self._progress = progress - self._progress, progress
-        info["timings"] = Timings(parse=t1 - t0, execute=t2 - t1, observe=t3 - t2,
+        grab = getattr(getattr(self.provider, "_controller", None), "last_grab_seconds", 0.0)
+        info["timings"] = Timings(parse=t1 - t0, execute=t2 - t1,
+                                  settle=max(t3 - t2 - grab, 0.0), grab=grab,
                                   total=time.perf_counter() - t0)
         info["steps"] = self._steps
         return self._observation(), reward, terminated, truncated, info
@@ -320,7 +328,9 @@ class SciGUIEnv(gym.Env):
 
     def _observation(self) -> dict[str, Any]:
         instruction = self.task.instruction if self.task else ""
-        return {"screenshot": self._frame.copy(), "instruction": instruction[:MAX_INSTRUCTION],
+        frame = self._frame.copy() if self.obs_size is None else np.asarray(
+            Image.fromarray(self._frame).resize(self.obs_size, Image.BILINEAR))
+        return {"screenshot": frame, "instruction": instruction[:MAX_INSTRUCTION],
                 "terminal": self._terminal[-MAX_TERMINAL:]}
 
     def render(self):

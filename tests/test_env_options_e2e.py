@@ -91,3 +91,20 @@ def test_window_ocr_and_command_getters_on_the_real_app(imagej_env):
     dialog = Criterion.from_dict({"name": "dialog", "getter": {"fn": "modal_dialog"},
                                   "check": {"op": "is_true"}})
     assert evaluate([dialog], state).success
+
+
+def test_resized_observation_and_step_timings():
+    env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", obs_size=(320, 200), pool_size=0,
+                   render_mode="rgb_array")
+    try:
+        obs, _ = env.reset(seed=0)
+        assert obs["screenshot"].shape == (200, 320, 3)
+        assert env.observation_space["screenshot"].shape == (200, 320, 3)
+        assert env.render().shape == (800, 1280, 3)
+        obs, _, _, _, info = env.step("pyautogui.click(1240, 780)")   # full-screen pixels
+        assert "action_error" not in info and env.observation_space.contains(obs)
+        t = dict(info["timings"])
+        assert set(t) == {"parse", "execute", "settle", "grab", "total"}
+        assert 0 < t["grab"] < t["total"] and t["settle"] > 0
+    finally:
+        env.close()

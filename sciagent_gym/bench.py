@@ -23,6 +23,7 @@ import numpy as np
 from PIL import Image
 
 from sciagent_gym import processes
+from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.spaces import ACTION_TYPES
 
 
@@ -155,6 +156,17 @@ def run_bench(env_id: str = "SciGUI-ImageJ-v0", task: str | None = None, episode
         out["pool_stats"] = dict(pool.provider.stats)
     finally:
         env.close()
+    progress("idle steps with SettleConfig.fast()")
+    env = gym.make(env_id, task=task, pool_size=0, settle=SettleConfig.fast(), max_steps=10_000)
+    try:
+        env.reset(seed=seed)
+        base_env = env.unwrapped
+        x, y = base_env.width - 30, base_env.height - 30
+        fast = [env.step(f"pyautogui.moveTo({x - i % 5}, {y})")[4]["timings"]["total"]
+                for i in range(30)]
+    finally:
+        env.close()
+    out["step_overhead_fast_settle_s"] = _pct(fast)
     progress("baseline (relaunch, fixed sleeps, PNG)")
     base = _baseline(env_id, task, baseline_episodes, seed, reset_sleep, step_sleep)
     out["reset_cold_s"] = _pct(cold["reset"])
@@ -193,6 +205,8 @@ def format_bench(r: dict[str, Any]) -> str:
         f"{'step overhead':<28}{ms(r['step_overhead_s']['p50'])}"
         f"{ms(r['step_overhead_s']['p95'])}{ms(b['step_s']['p50']):>15}"
         f"{r['ratios_ours_over_baseline']['step_p50']:8.3f}",
+        f"{'step, SettleConfig.fast()':<28}{ms(r['step_overhead_fast_settle_s']['p50'])}"
+        f"{ms(r['step_overhead_fast_settle_s']['p95'])}",
         f"{'10-step episode':<28}{ms(r['episode_s']['p50'])}{ms(r['episode_s']['p95'])}"
         f"{ms(b['episode_s']['p50']):>15}{r['ratios_ours_over_baseline']['episode_p50']:8.3f}",
         f"episodes per hour: ours {r['episodes_per_hour']['ours']:.0f}, baseline "

@@ -19,9 +19,18 @@ class SettleConfig:
     interval: float = 0.015
     tolerance: int = 64
 
+    @classmethod
+    def fast(cls) -> SettleConfig:
+        """20 ms quiet window, 5 ms between grabs: steps the program does not react to cost
+        ~23 ms instead of ~160 ms, but reactions slower than that (ImageJ repaints after a
+        menu closes at ~120-180 ms) can be observed half-drawn, one step late."""
+        return cls(quiet=0.02, interval=0.005)
+
 
 def changed_pixels(a: np.ndarray, b: np.ndarray) -> int:
     """How many pixels differ between two frames (any channel)."""
+    if np.array_equal(a, b):  # the common case, a memcmp: ~0.3 ms instead of ~6 ms at 1280x800
+        return 0
     return int(np.count_nonzero(np.any(a != b, axis=2)))
 
 

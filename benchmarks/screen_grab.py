@@ -9,25 +9,15 @@ against Pillow's ImageGrab, measured in the same process).
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from _stats import median_ms
 from PIL import ImageGrab
 from Xlib import X
 from Xlib import display as xdisplay
 
 from sciagent_gym.controller.x11 import X11Controller
 from sciagent_gym.providers.display import VirtualDisplay
-
-
-def _median_ms(fn, n: int) -> float:
-    fn()
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times) * 1000)
 
 
 def main() -> None:
@@ -44,10 +34,10 @@ def main() -> None:
             return np.frombuffer(raw.data, np.uint8).reshape(800, 1280, 4)[:, :, 2::-1].copy()
 
         results = {
-            "mss -> numpy RGB": _median_ms(ctl.grab, args.n),
-            "PIL.ImageGrab -> numpy": _median_ms(
+            "mss -> numpy RGB": median_ms(ctl.grab, args.n),
+            "PIL.ImageGrab -> numpy": median_ms(
                 lambda: np.asarray(ImageGrab.grab(xdisplay=disp.name)), args.n),
-            "python-xlib get_image -> numpy": _median_ms(xlib_grab, args.n),
+            "python-xlib get_image -> numpy": median_ms(xlib_grab, args.n),
         }
         ctl.close()
         dpy.close()

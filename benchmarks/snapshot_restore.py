@@ -14,10 +14,9 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-import numpy as np
+from _stats import median_ms
 
 from sciagent_gym.tools import load_adapter
 
@@ -27,15 +26,6 @@ def _dirty(home: Path) -> None:
     work.mkdir(parents=True, exist_ok=True)
     (work / "nuclei.tif").write_bytes(os.urandom(256 * 1024))
     (work / "results.csv").write_text(" ,Area\n1,300\n" * 50)
-
-
-def _median_ms(fn, n: int) -> float:
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times) * 1000)
 
 
 def main() -> None:
@@ -54,7 +44,7 @@ def main() -> None:
             shutil.copytree(snapshot, home, symlinks=True)
 
         shutil.copytree(snapshot, home)
-        copy_ms = _median_ms(copy_restore, args.n)
+        copy_ms = median_ms(copy_restore, args.n, warmup=0)
         print(f"copy restore     median {copy_ms:7.2f} ms")
 
         upper, work, merged = root / "upper", root / "ovl-work", root / "merged"
@@ -81,7 +71,7 @@ def main() -> None:
             print(f"overlayfs not available here ({exc}); copy is the only option")
             return
         try:
-            ovl_ms = _median_ms(overlay_restore, args.n)
+            ovl_ms = median_ms(overlay_restore, args.n, warmup=0)
         finally:
             subprocess.run(["umount", str(merged)], capture_output=True)
         print(f"overlay restore  median {ovl_ms:7.2f} ms   ratio overlay/copy "

@@ -66,8 +66,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"error: unknown env {args.env!r} (known: {known})", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else None
+    # A spare sandbox only pays off when another episode follows.
     env = gym.make(env_id, task=args.task, isolation=args.isolation, split=args.split,
-                   hints=args.hints)
+                   hints=args.hints, pool_size=1 if args.episodes > 1 else 0)
     results = []
     try:
         bar = tqdm(range(args.episodes), desc=f"{args.policy}", unit="ep",

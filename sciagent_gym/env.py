@@ -248,7 +248,7 @@ class SciGUIEnv(gym.Env):
         elif self.reward_mode == "dense":
             progress = self._cheap_score()
             reward, self._progress = progress - self._progress, progress
-        grab = getattr(getattr(self.provider, "_controller", None), "last_grab_seconds", 0.0)
+        grab = self.provider.last_grab_seconds
         info["timings"] = Timings(parse=t1 - t0, execute=t2 - t1,
                                   settle=max(t3 - t2 - grab, 0.0), grab=grab,
                                   total=time.perf_counter() - t0)

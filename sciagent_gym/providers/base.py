@@ -51,11 +51,6 @@ class Provider(abc.ABC):
         """Run a shell command in the task's working directory inside the sandbox."""
 
     @abc.abstractmethod
-    def exec_in_sandbox(self, argv: list[str], timeout: float = 30.0,
-                        wait_file: str | None = None) -> CommandResult:
-        """Run a program inside the sandbox (the tool's scripting channel uses this)."""
-
-    @abc.abstractmethod
     def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
         """Start a helper program inside the sandbox without waiting for it."""
 
@@ -95,6 +90,11 @@ class Provider(abc.ABC):
     @abc.abstractmethod
     def paths(self) -> dict[str, str]:
         """Paths as the program sees them: ``home``, ``work``, ``tmp``."""
+
+    @property
+    def last_grab_seconds(self) -> float:
+        """How long the last screen grab took (reported as the step's ``grab`` timing)."""
+        return 0.0
 
     @property
     def cli_isolated(self) -> bool:

@@ -60,6 +60,10 @@ class LocalSlot(Provider):
         return self._display.name
 
     @property
+    def last_grab_seconds(self) -> float:
+        return self._controller.last_grab_seconds
+
+    @property
     def sandbox(self) -> Sandbox:
         return self._sandbox
 
@@ -166,10 +170,6 @@ class LocalSlot(Provider):
 
     def run_command(self, command: str, timeout: float = 30.0) -> CommandResult:
         return self._sandbox.exec(shell=command, timeout=timeout)
-
-    def exec_in_sandbox(self, argv: list[str], timeout: float = 30.0,
-                        wait_file: str | None = None) -> CommandResult:
-        return self._sandbox.exec(argv=argv, timeout=timeout, wait_file=wait_file)
 
     def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
         self._sandbox.spawn(name, argv, log=f"{self._sandbox.tmp}/{name}.log")
@@ -293,6 +293,10 @@ class LocalProvider(Provider):
         return self._slot._controller
 
     @property
+    def last_grab_seconds(self) -> float:
+        return self._slot.last_grab_seconds
+
+    @property
     def cli_isolated(self) -> bool:
         return self._slot.cli_isolated
 
@@ -321,10 +325,6 @@ class LocalProvider(Provider):
 
     def run_command(self, command: str, timeout: float = 30.0) -> CommandResult:
         return self._slot.run_command(command, timeout)
-
-    def exec_in_sandbox(self, argv: list[str], timeout: float = 30.0,
-                        wait_file: str | None = None) -> CommandResult:
-        return self._slot.exec_in_sandbox(argv, timeout, wait_file)
 
     def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
         self._slot.spawn_in_sandbox(name, argv)

@@ -34,7 +34,6 @@ class CommandResult:
     output: str
     timed_out: bool = False
     truncated: bool = False
-    file: str | None = None
 
     def terminal_text(self, command: str) -> str:
         """How the result appears in ``obs["terminal"]``."""
@@ -217,18 +216,15 @@ class Sandbox:
         self.request("kill", {"name": name}, timeout=10)
 
     def exec(self, *, shell: str | None = None, argv: list[str] | None = None,
-             timeout: float = 30.0, wait_file: str | None = None,
-             wait_timeout: float | None = None, max_output: int = 8192,
+             timeout: float = 30.0, max_output: int = 8192,
              env: dict | None = None) -> CommandResult:
         """Run a command to completion inside the sandbox, in the work directory."""
-        budget = timeout + (wait_timeout or 0) + 5
         reply = self.request("exec", {
             "shell": shell, "argv": argv, "cwd": self.work, "timeout": timeout,
-            "max_output": max_output, "wait_file": wait_file, "env": env or {},
-            "wait_timeout": wait_timeout if wait_timeout is not None else timeout,
-        }, timeout=budget)
+            "max_output": max_output, "env": env or {},
+        }, timeout=timeout + 5)
         return CommandResult(reply["returncode"], reply["output"], reply["timed_out"],
-                             reply["truncated"], reply.get("file"))
+                             reply["truncated"])
 
     def read(self, path: str, max_bytes: int = 65536, remove: bool = False) -> str | None:
         """A file inside the sandbox (its last ``max_bytes``), or None if it does not exist."""

@@ -8,7 +8,7 @@ and the agent's CLI actions. Standard library only: it runs with whatever Python
 
 Requests: {"id", "op", ...}; replies: {"id", "ok": true, ...} or {"id", "ok": false, "error"}.
 Ops: ping, spawn(name, argv, env, cwd, log), poll(name), kill(name), exec(argv | shell, cwd, env,
-timeout, max_output, wait_file, wait_timeout), read(path, max_bytes, remove), shutdown.
+timeout, max_output), read(path, max_bytes, remove), shutdown.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 _children: dict[str, subprocess.Popen] = {}
 
@@ -89,11 +88,7 @@ def op_kill(req: dict) -> dict:
 def op_exec(req: dict) -> dict:
     max_output = int(req.get("max_output", 8192))
     argv = req.get("argv") or ["/bin/sh", "-c", req["shell"]]
-    wait_file = req.get("wait_file")
-    if wait_file and os.path.exists(wait_file):
-        os.unlink(wait_file)
     timeout = float(req.get("timeout", 30))
-    start = time.monotonic()
     proc = subprocess.Popen(
         argv, cwd=req.get("cwd"), env=_env(req.get("env")), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
@@ -111,17 +106,6 @@ def op_exec(req: dict) -> dict:
         "output": out[-max_output:].decode("utf-8", "replace"),
         "truncated": len(out) > max_output,
     }
-    if wait_file and not timed_out:
-        left = float(req.get("wait_timeout", timeout)) - (time.monotonic() - start)
-        deadline = time.monotonic() + max(left, 0.0)
-        while not os.path.exists(wait_file) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        if os.path.exists(wait_file):
-            with open(wait_file, encoding="utf-8", errors="replace") as fh:
-                reply["file"] = fh.read()
-            os.unlink(wait_file)
-        else:
-            reply["file"] = None
     return reply
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import time
 from typing import Any
 
 from sciagent_gym.errors import SciAgentError
@@ -31,6 +33,9 @@ def run_steps(env, steps: list[Any]) -> int:
                 break
         elif "script" in step:
             base.adapter.run_script(base.provider, step["script"])
+        elif "await_window" in step:
+            await_window(base.provider, step["await_window"], gone=step.get("gone", False),
+                         focused=step.get("focused", False), timeout=step.get("timeout", 20.0))
         elif "run" in step:
             result = base.provider.run_command(step["run"])
             if result.returncode != 0:
@@ -38,3 +43,26 @@ def run_steps(env, steps: list[Any]) -> int:
         else:
             raise StepError(f"step {i}: unknown step {step!r}")
     return taken
+
+
+def await_window(provider, title: str, gone: bool = False, focused: bool = False,
+                 timeout: float = 20.0) -> None:
+    """Wait until a window whose title matches ``title`` is open (and, with ``focused``, the
+    window manager's active window) or, with ``gone``, until none is open; then until the screen
+    settles. Raises StepError on timeout."""
+    pattern = re.compile(title)
+    deadline = time.monotonic() + timeout
+    while True:
+        matching = [w for w in provider.windows() if pattern.search(w.title)]
+        if gone:
+            done = not matching
+        else:
+            done = any(w.active or not focused for w in matching)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            state = "still open" if gone else ("not focused" if matching else "not open")
+            titles = [w.title for w in provider.windows()]
+            raise StepError(f"window {title!r} {state} after {timeout:g} s (windows: {titles})")
+        time.sleep(0.05)
+    provider.wait_settled()

@@ -22,12 +22,17 @@ Schema (fields marked * are required)::
                  is made with ``hints=True`` (MatToolBench's with/without-hints ablation)
 
 A step is a pyautogui/CLI action string, {"action": {...}}, {"script": "<tool script>"} (run
-through the tool's own scripting channel) or {"run": "<shell>"} (run in the sandbox).
+through the tool's own scripting channel), {"run": "<shell>"} (run in the sandbox) or
+{"await_window": "<title regex>", "focused": bool, "gone": bool, "timeout": s}: watch the screen,
+without acting, until a window with that title is open (and focused) or, with ``gone``, closed. GUI oracles use it where
+an agent would look before typing, so that a slow program never receives keys meant for a
+dialog that has not appeared yet.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,10 +116,19 @@ def _check_params(params: Any, source: str) -> None:
 def _check_steps(steps: Any, source: str, where: str) -> None:
     _require(isinstance(steps, list), source, where, "must be a list of steps")
     for i, step in enumerate(steps):
+        if isinstance(step, dict) and "await_window" in step:
+            extra = set(step) - {"await_window", "focused", "gone", "timeout"}
+            _require(not extra and isinstance(step["await_window"], str), source,
+                     f"{where}[{i}]", "await_window takes a title regex, focused, gone and timeout")
+            try:
+                re.compile(step["await_window"])
+            except re.error as exc:
+                _require(False, source, f"{where}[{i}]", f"bad title regex: {exc}")
+            continue
         ok = isinstance(step, str) or (isinstance(step, dict) and len(step) == 1
                                        and next(iter(step)) in ("action", "script", "run"))
         _require(ok, source, f"{where}[{i}]",
-                 "a step is an action string or one of {action|script|run: ...}")
+                 "a step is an action string or one of {action|script|run|await_window: ...}")
 
 
 def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:

@@ -6,12 +6,14 @@
 
 from __future__ import annotations
 
-import gymnasium as gym
-
 __version__ = "0.1.0"
 
 
 def _register_all() -> None:
+    try:
+        import gymnasium as gym
+    except ImportError:  # the control server inside a bare VM guest needs no Gymnasium
+        return
     from sciagent_gym.tools import discover
 
     for name, info in discover().items():

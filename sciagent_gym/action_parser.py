@@ -34,13 +34,18 @@ from typing import Any
 from .actions import (
     Action,
     ActionError,
+    ActivateWindow,
     Click,
+    CloseWindow,
     Done,
     Drag,
     Fail,
+    GetClipboard,
     Hotkey,
     KeyDown,
     KeyUp,
+    Launch,
+    ListWindows,
     MouseButton,
     MouseDown,
     MouseUp,
@@ -48,6 +53,7 @@ from .actions import (
     Press,
     Run,
     Scroll,
+    SetClipboard,
     TypeText,
     Wait,
 )
@@ -70,7 +76,8 @@ SPECIAL_TOKENS: dict[str, Action] = {"WAIT": Wait(1.0), "DONE": Done(), "FAIL": 
 
 ACTION_CLASSES: tuple[type, ...] = (
     Click, Move, Drag, MouseDown, MouseUp, Scroll, TypeText, Press, Hotkey, KeyDown, KeyUp,
-    Wait, Run, Done, Fail,
+    Wait, Run, Done, Fail, SetClipboard, GetClipboard, Launch, ListWindows, ActivateWindow,
+    CloseWindow,
 )
 
 Screen = tuple[int, int]
@@ -260,8 +267,14 @@ def validate_action(action: Action, screen_size: tuple[int, int]) -> Action:
             if timeout <= 0:
                 raise ActionError(f"timeout must be positive, got {a.timeout!r}")
         return Run(command, timeout)
-    if isinstance(a, (Done, Fail)):
+    if isinstance(a, (Done, Fail, GetClipboard, ListWindows)):
         return a
+    if isinstance(a, SetClipboard):
+        return SetClipboard(_text(a.text, "text"))
+    if isinstance(a, Launch):
+        return Launch(_text(a.command, "command", allow_empty=False))
+    if isinstance(a, (ActivateWindow, CloseWindow)):
+        return type(a)(_text(a.title, "title", allow_empty=False))
     raise ActionError(f"unsupported action type: {type(action).__name__}")
 
 
@@ -287,6 +300,22 @@ DICT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "run": (("command",), ("timeout",)),
     "done": ((), ()),
     "fail": ((), ()),
+    "set_clipboard": (("text",), ()),
+    "get_clipboard": ((), ()),
+    "launch": (("command",), ()),
+    "list_windows": ((), ()),
+    "activate_window": (("title",), ()),
+    "close_window": (("title",), ()),
+}
+
+#: Human dict types of the computer API and the action each builds from its one field.
+_COMPUTER_DICT: dict[str, Callable[[Mapping[str, Any]], Action]] = {
+    "set_clipboard": lambda d: SetClipboard(d["text"]),
+    "get_clipboard": lambda d: GetClipboard(),
+    "launch": lambda d: Launch(d["command"]),
+    "list_windows": lambda d: ListWindows(),
+    "activate_window": lambda d: ActivateWindow(d["title"]),
+    "close_window": lambda d: CloseWindow(d["title"]),
 }
 
 
@@ -342,6 +371,8 @@ def parse_action_dict(action: Mapping[str, Any], screen_size: tuple[int, int]) -
         raw = Wait(get("seconds", 1.0))
     elif kind == "run":
         raw = Run(action["command"], get("timeout"))
+    elif kind in _COMPUTER_DICT:
+        raw = _COMPUTER_DICT[kind](action)
     else:
         raw = Done() if kind == "done" else Fail()
     return [validate_action(raw, screen)]
@@ -485,6 +516,13 @@ def _run(args: dict[str, Any], screen: Screen) -> list[Action]:
     return [validate_action(Run(args["command"], args.get("timeout")), screen)]
 
 
+def _one(build: Callable[[dict[str, Any]], Action]) -> _Handler:
+    def handle(args: dict[str, Any], screen: Screen) -> list[Action]:
+        return [validate_action(build(args), screen)]
+
+    return handle
+
+
 _S = _Signature
 _PYAUTOGUI: dict[str, tuple[_Signature, _Handler]] = {
     "click": (_S(("x", "y", "clicks", "interval", "button", "duration", "tween")),
@@ -514,13 +552,31 @@ _PYAUTOGUI: dict[str, tuple[_Signature, _Handler]] = {
     "sleep": (_S(("seconds",), ("seconds",), ()), _sleep),
 }
 _TIME: dict[str, tuple[_Signature, _Handler]] = {"sleep": _PYAUTOGUI["sleep"]}
+#: The computer API beyond pyautogui, as ``computer.<name>(...)`` or a bare call.
+_COMPUTER: dict[str, tuple[_Signature, _Handler]] = {
+    "set_clipboard": (_S(("text",), ("text",), ()), _one(lambda a: SetClipboard(a["text"]))),
+    "get_clipboard": (_S((), (), ()), _one(lambda a: GetClipboard())),
+    "launch": (_S(("command",), ("command",), ()), _one(lambda a: Launch(a["command"]))),
+    "list_windows": (_S((), (), ()), _one(lambda a: ListWindows())),
+    "activate_window": (_S(("title",), ("title",), ()),
+                        _one(lambda a: ActivateWindow(a["title"]))),
+    "close_window": (_S(("title",), ("title",), ()), _one(lambda a: CloseWindow(a["title"]))),
+}
+#: pyperclip, which agents trained on OSWorld-style prompts use for the clipboard.
+_PYPERCLIP: dict[str, tuple[_Signature, _Handler]] = {
+    "copy": _COMPUTER["set_clipboard"],
+    "paste": _COMPUTER["get_clipboard"],
+}
 _BARE: dict[str, tuple[_Signature, _Handler]] = {
     **_PYAUTOGUI,
+    **_COMPUTER,
     "run": (_S(("command", "timeout"), ("command",), ()), _run),
 }
 _MODULES: dict[str, dict[str, tuple[_Signature, _Handler]]] = {
     "pyautogui": _PYAUTOGUI,
     "time": _TIME,
+    "computer": _COMPUTER,
+    "pyperclip": _PYPERCLIP,
 }
 _RELATIVE = {"move", "moveRel", "drag", "dragRel"}
 
@@ -572,7 +628,7 @@ def parse_pyautogui(source: str, screen_size: tuple[int, int]) -> list[Action]:
 
 def _module_aliases(tree: ast.Module) -> dict[str, str]:
     """``import pyautogui as pg`` makes ``pg.click`` valid; nothing else is imported."""
-    aliases = {"pyautogui": "pyautogui", "time": "time"}
+    aliases = {name: name for name in _MODULES}
     for stmt in tree.body:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
@@ -623,8 +679,9 @@ def _resolve(func: ast.expr, aliases: dict[str, str]) -> tuple[str, tuple[_Signa
             "coordinates"
         )
     raise ActionError(
-        f"unknown function {name!r}: only pyautogui mouse/keyboard calls, time.sleep and run() "
-        "are allowed"
+        f"unknown function {name!r}: only pyautogui mouse/keyboard calls, time.sleep, run() "
+        "and the computer API (computer.set_clipboard/get_clipboard/launch/list_windows/"
+        "activate_window/close_window) are allowed"
     )
 
 

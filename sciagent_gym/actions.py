@@ -115,9 +115,53 @@ class Fail:
     pass
 
 
+# -- the computer API beyond pyautogui (MatToolBench's clipboard, program control, windows) --
+
+@dataclass(frozen=True)
+class SetClipboard:
+    """Put text on the display's clipboard (then paste it with ctrl+v, as a person would)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class GetClipboard:
+    """Read the clipboard; the text comes back in the ``terminal`` observation."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Start a program in the background inside the sandbox (a CLI action: same permission)."""
+
+    command: str
+
+
+@dataclass(frozen=True)
+class ListWindows:
+    """List the open windows (title, position, size, focus) into the ``terminal`` observation."""
+
+
+@dataclass(frozen=True)
+class ActivateWindow:
+    """Raise and focus the first window whose title contains ``title``."""
+
+    title: str
+
+
+@dataclass(frozen=True)
+class CloseWindow:
+    """Close the first window whose title contains ``title``, as its close button would."""
+
+    title: str
+
+
 Action = (Click | Move | Drag | MouseDown | MouseUp | Scroll | TypeText | Press | Hotkey
-          | KeyDown | KeyUp | Wait | Run | Done | Fail)
+          | KeyDown | KeyUp | Wait | Run | Done | Fail | SetClipboard | GetClipboard | Launch
+          | ListWindows | ActivateWindow | CloseWindow)
 
 #: Actions that touch the display (they need a settled screen afterwards).
 GUI_ACTIONS = (Click, Move, Drag, MouseDown, MouseUp, Scroll, TypeText, Press, Hotkey, KeyDown,
-               KeyUp)
+               KeyUp, ActivateWindow, CloseWindow)
+
+#: Actions of the computer API that a provider performs itself (not input events).
+COMPUTER_ACTIONS = (SetClipboard, GetClipboard, Launch, ListWindows, ActivateWindow, CloseWindow)

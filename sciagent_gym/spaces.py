@@ -7,10 +7,12 @@ ignored (they may hold anything, and may even be left out of the dict).
 Fields
 ------
 
-``action_type`` : ``Discrete(17)``
+``action_type`` : ``Discrete(23)``
     Index into :data:`ACTION_TYPES`: 0 click, 1 double_click, 2 right_click, 3 move, 4 drag,
     5 mouse_down, 6 mouse_up, 7 scroll, 8 type, 9 key, 10 hotkey, 11 key_down, 12 key_up,
-    13 wait, 14 run, 15 done, 16 fail. A string name from that tuple is accepted too.
+    13 wait, 14 run, 15 done, 16 fail, and the computer API beyond pyautogui: 17 set_clipboard,
+    18 get_clipboard, 19 launch, 20 list_windows, 21 activate_window, 22 close_window.
+    A string name from that tuple is accepted too.
 ``coordinate`` : ``MultiDiscrete([width, height])``
     Screen pixel ``(x, y)``: the point of click, double_click, right_click, move, mouse_down,
     mouse_up and scroll, and the end point of drag. Floats are rounded.
@@ -27,7 +29,8 @@ Fields
     Flags for ctrl, shift, alt, win (:data:`sciagent_gym.keys.MODIFIERS`), held during a hotkey.
     ``[1, 0, 0, 0]`` with ``key`` = ``s`` is ctrl+s. Used by hotkey only.
 ``text`` : ``UnicodeText(max_text, min_length=1)``
-    The text typed by type, or the shell command of run. Any Unicode string of 1..max_text
+    The text typed by type or put on the clipboard by set_clipboard, the shell command of run
+    and launch, or the window title (a substring) of activate_window and close_window. Any Unicode string of 1..max_text
     characters is in the space; random samples are printable ASCII.
 ``scroll`` : ``MultiDiscrete([21, 21], start=[-10, -10])``
     Wheel clicks ``(dx, dy)`` for scroll, at ``coordinate``. pyautogui's convention: ``dy > 0``
@@ -66,19 +69,25 @@ from .action_parser import (
 from .actions import (
     Action,
     ActionError,
+    ActivateWindow,
     Click,
+    CloseWindow,
     Done,
     Drag,
     Fail,
+    GetClipboard,
     Hotkey,
     KeyDown,
     KeyUp,
+    Launch,
+    ListWindows,
     MouseDown,
     MouseUp,
     Move,
     Press,
     Run,
     Scroll,
+    SetClipboard,
     TypeText,
     Wait,
 )
@@ -90,6 +99,7 @@ PRINTABLE_ASCII: str = string.ascii_letters + string.digits + string.punctuation
 ACTION_TYPES: tuple[str, ...] = (
     "click", "double_click", "right_click", "move", "drag", "mouse_down", "mouse_up", "scroll",
     "type", "key", "hotkey", "key_down", "key_up", "wait", "run", "done", "fail",
+    "set_clipboard", "get_clipboard", "launch", "list_windows", "activate_window", "close_window",
 )
 
 SCROLL_LIMIT = 10
@@ -114,7 +124,15 @@ TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "run": ("text",),
     "done": (),
     "fail": (),
+    "set_clipboard": ("text",),
+    "get_clipboard": (),
+    "launch": ("text",),
+    "list_windows": (),
+    "activate_window": ("text",),
+    "close_window": ("text",),
 }
+_TEXT_ACTIONS: dict[str, type] = {"set_clipboard": SetClipboard, "launch": Launch,
+                                  "activate_window": ActivateWindow, "close_window": CloseWindow}
 FIELDS: tuple[str, ...] = (
     "action_type", "coordinate", "start", "button", "key", "modifiers", "text", "scroll",
     "seconds",
@@ -365,6 +383,12 @@ def from_space_sample(sample: Mapping[str, Any], screen_size: tuple[int, int]) -
         if isinstance(seconds, (int, float)) and seconds > WAIT_LIMIT:
             raise ActionError(f"seconds must be at most {WAIT_LIMIT:g}, got {seconds!r}")
         raw = Wait(seconds)
+    elif kind in _TEXT_ACTIONS:
+        raw = _TEXT_ACTIONS[kind](sample["text"])
+    elif kind == "get_clipboard":
+        raw = GetClipboard()
+    elif kind == "list_windows":
+        raw = ListWindows()
     else:
         raw = Done() if kind == "done" else Fail()
     return [validate_action(raw, screen)]
@@ -423,6 +447,18 @@ def action_to_dict(action: Action) -> dict[str, Any]:
         return {"type": "done"}
     if isinstance(a, Fail):
         return {"type": "fail"}
+    if isinstance(a, SetClipboard):
+        return {"type": "set_clipboard", "text": str(a.text)}
+    if isinstance(a, GetClipboard):
+        return {"type": "get_clipboard"}
+    if isinstance(a, Launch):
+        return {"type": "launch", "command": str(a.command)}
+    if isinstance(a, ListWindows):
+        return {"type": "list_windows"}
+    if isinstance(a, ActivateWindow):
+        return {"type": "activate_window", "title": str(a.title)}
+    if isinstance(a, CloseWindow):
+        return {"type": "close_window", "title": str(a.title)}
     raise ActionError(f"unsupported action type: {type(action).__name__}")
 
 
@@ -490,4 +526,14 @@ def action_to_pyautogui(action: Action) -> str:
         return "DONE"
     if isinstance(a, Fail):
         return "FAIL"
+    if isinstance(a, SetClipboard):
+        return _call("computer.set_clipboard", str(a.text))
+    if isinstance(a, Launch):
+        return _call("computer.launch", str(a.command))
+    if isinstance(a, ActivateWindow | CloseWindow):
+        name = "activate_window" if isinstance(a, ActivateWindow) else "close_window"
+        return _call(f"computer.{name}", str(a.title))
+    if isinstance(a, GetClipboard | ListWindows):
+        return "computer.get_clipboard()" if isinstance(a, GetClipboard) else \
+            "computer.list_windows()"
     raise ActionError(f"unsupported action type: {type(action).__name__}")

@@ -18,7 +18,9 @@ from gymnasium import spaces as gspaces
 from gymnasium.spaces.utils import flatten, flatten_space, unflatten
 from gymnasium.utils.env_checker import check_env
 
+from sciagent_gym import actions as A
 from sciagent_gym.action_parser import (
+    ACTION_CLASSES,
     DICT_FIELDS,
     MAX_TEXT_LENGTH,
     parse_action,
@@ -478,7 +480,8 @@ def test_action_space_layout():
     assert set(space.spaces) == {"action_type", "coordinate", "start", "button", "key",
                                  "modifiers", "text", "scroll", "seconds"}
     assert space["action_type"] == gspaces.Discrete(len(ACTION_TYPES))
-    assert len(ACTION_TYPES) == 17 and ACTION_TYPES[0] == "click" and ACTION_TYPES[-1] == "fail"
+    assert len(ACTION_TYPES) == 23 and ACTION_TYPES[0] == "click" and ACTION_TYPES[16] == "fail"
+    assert ACTION_TYPES[-1] == "close_window"
     assert space["coordinate"] == gspaces.MultiDiscrete([1280, 800])
     assert space["start"] == space["coordinate"]
     assert space["button"] == gspaces.Discrete(3)
@@ -507,7 +510,7 @@ def test_random_samples_all_convert():
         assert len(actions) == 1
         seen.add(type(actions[0]))
         json.dumps(action_to_dict(actions[0]))
-    assert len(seen) == 15  # every action class is reachable
+    assert len(seen) == len(ACTION_CLASSES) == 21  # every action class is reachable
 
 
 def _sample(**fields):
@@ -532,7 +535,7 @@ def test_space_contains():
     assert _sample(text="Grüße ✓ 日本") in space
     assert _sample(coordinate=np.array([1280, 0], dtype=np.int32)) not in space
     assert _sample(text="") not in space
-    assert _sample(action_type=17) not in space
+    assert _sample(action_type=23) not in space
 
 
 @pytest.mark.parametrize(
@@ -577,7 +580,7 @@ def test_from_space_sample_needs_only_relevant_fields():
 @pytest.mark.parametrize(
     ("sample", "match"),
     [
-        ({"action_type": 17}, r"action_type 17 is out of range \(0..16\)"),
+        ({"action_type": 23}, r"action_type 23 is out of range \(0..22\)"),
         ({"action_type": -1}, r"action_type -1 is out of range"),
         ({"action_type": 1.5}, r"action_type must be an integer index"),
         ({"action_type": "jump"}, r"unknown action_type 'jump'"),
@@ -728,3 +731,34 @@ def test_conversions_reject_non_actions():
         action_to_dict("click(1, 2)")  # type: ignore[arg-type]
     with pytest.raises(ActionError, match="unsupported action type: int"):
         action_to_pyautogui(5)  # type: ignore[arg-type]
+
+
+# -- the computer API beyond pyautogui -------------------------------------------------------
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ('computer.set_clipboard("µm ok")', A.SetClipboard("µm ok")),
+    ("pyperclip.copy('x')", A.SetClipboard("x")),
+    ("pyperclip.paste()", A.GetClipboard()),
+    ("computer.get_clipboard()", A.GetClipboard()),
+    ("launch('xterm -e true')", A.Launch("xterm -e true")),
+    ("computer.list_windows()", A.ListWindows()),
+    ("activate_window(title='Log')", A.ActivateWindow("Log")),
+    ("import computer as c\nc.close_window('Results')", A.CloseWindow("Results")),
+])
+def test_computer_api_calls(source, expected):
+    [action] = parse(source)
+    assert action == expected
+    assert parse(action_to_dict(action)) == [action]
+    assert parse(action_to_pyautogui(action)) == [action]
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ("computer.launch('')", "command must not be empty"),
+    ("computer.activate_window()", "title"),
+    ("computer.close_window(3)", "title must be a string"),
+    ("computer.set_clipboard('a', 'b')", "at most 1 positional"),
+    ("computer.shutdown()", "unknown function 'computer.shutdown'"),
+])
+def test_computer_api_errors(source, message):
+    with pytest.raises(ActionError, match=message):
+        parse(source)

@@ -20,6 +20,7 @@ from gymnasium.utils import seeding
 from PIL import Image
 
 from sciagent_gym import actions as A
+from sciagent_gym import computer_api
 from sciagent_gym.action_parser import parse_action
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.evaluation import EvaluationResult, FinalState, commands_needed, evaluate
@@ -260,12 +261,23 @@ class SciGUIEnv(gym.Env):
         if isinstance(act, A.Wait):
             time.sleep(min(max(act.seconds, 0.0), MAX_WAIT))
             return True
-        if isinstance(act, A.Run):
+        if isinstance(act, A.Run | A.Launch):
             if not self.cli_allowed:
                 why = "this task does not allow CLI actions" if not self.task.spec.allow_cli \
                     else "CLI actions need an isolated sandbox (bubblewrap)"
-                info["action_error"] = f"run() refused: {why}"
+                verb = "run()" if isinstance(act, A.Run) else "launch()"
+                info["action_error"] = f"{verb} refused: {why}"
                 return False
+        if isinstance(act, A.COMPUTER_ACTIONS):
+            try:
+                text = computer_api.perform(self.provider, act, f"launch-{self._steps}")
+            except A.ActionError as exc:
+                info["action_error"] = str(exc)
+                return False
+            if text is not None:
+                self._terminal = text[-MAX_TERMINAL:]
+            return isinstance(act, (*A.GUI_ACTIONS, A.Launch))
+        if isinstance(act, A.Run):
             timeout = min(act.timeout or self.task.spec.cli_timeout, self.task.spec.cli_timeout)
             result = self.provider.run_command(act.command, timeout=timeout)
             self._terminal = result.terminal_text(act.command)[-MAX_TERMINAL:]
@@ -289,7 +301,7 @@ class SciGUIEnv(gym.Env):
         cheap = [c for c in self._criteria if is_cheap(c)]
         if not cheap or total <= 0:
             return 0.0
-        state = FinalState(work_dir=self.provider.host_work_dir, screenshot=self._frame,
+        state = FinalState(work_dir=self.provider.sync_work_dir(), screenshot=self._frame,
                            terminal=self._terminal, agent_status="running",
                            windows=self._windows())
         result = evaluate(cheap, state)
@@ -321,7 +333,7 @@ class SciGUIEnv(gym.Env):
             except Exception as exc:
                 commands[command] = {"returncode": None, "output": f"not run: {exc}",
                                      "timed_out": False}
-        return FinalState(work_dir=self.provider.host_work_dir, app_state=app_state,
+        return FinalState(work_dir=self.provider.sync_work_dir(), app_state=app_state,
                           app_state_error=error, screenshot=self._frame.copy(),
                           terminal=self._terminal, agent_status=status,
                           windows=self._windows(), commands=commands)

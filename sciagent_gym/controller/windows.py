@@ -97,6 +97,16 @@ class WindowLister:
                               | X.SubstructureNotifyMask)
         self._dpy.sync()
 
+    def activate(self, window_id: int) -> None:
+        """Ask the window manager to raise and focus a window (``_NET_ACTIVE_WINDOW``, sent as
+        a pager would, so focus-stealing prevention does not refuse it)."""
+        win = self._dpy.create_resource_object("window", window_id)
+        event = protocol.event.ClientMessage(
+            window=win, client_type=self._active, data=(32, [2, X.CurrentTime, 0, 0, 0]))
+        self._root.send_event(event, event_mask=X.SubstructureRedirectMask
+                              | X.SubstructureNotifyMask)
+        self._dpy.sync()
+
     def nudge(self, window_id: int) -> None:
         """Resize a window by one pixel and back, so its toolkit lays it out again.
 

@@ -70,6 +70,23 @@ class Provider(abc.ABC):
     def close_window(self, window_id: int) -> None:
         """Ask the window manager to close a window (as its close button would)."""
 
+    @abc.abstractmethod
+    def activate_window(self, window_id: int) -> None:
+        """Ask the window manager to raise and focus a window."""
+
+    @abc.abstractmethod
+    def set_clipboard(self, text: str) -> None:
+        """Put text on the display's clipboard."""
+
+    @abc.abstractmethod
+    def get_clipboard(self) -> str:
+        """The clipboard's text ("" when empty)."""
+
+    def sync_work_dir(self) -> Path:
+        """The task's working directory on the host, up to date (providers whose sandbox is
+        elsewhere copy it back first); the evaluator reads files from here."""
+        return self.host_work_dir
+
     def nudge_window(self, window_id: int) -> None:  # noqa: B027 (optional, no-op default)
         """Make a window lay itself out again (see WindowLister.nudge); optional."""
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from sciagent_gym import actions as A
 from sciagent_gym import processes
+from sciagent_gym.controller.clipboard import Clipboard
 from sciagent_gym.controller.settle import SettleConfig, wait_settled
 from sciagent_gym.controller.windows import WindowInfo, WindowLister
 from sciagent_gym.controller.x11 import X11Controller
@@ -44,6 +45,7 @@ class LocalSlot(Provider):
         self._controller: X11Controller | None = None
         self._windows: WindowLister | None = None
         self._sandbox: Sandbox | None = None
+        self._clipboard: Clipboard | None = None
         self._isolation = isolation
         self.last_reset_timings: dict[str, float] = {}
         try:
@@ -51,6 +53,7 @@ class LocalSlot(Provider):
             self._controller = X11Controller(self._display.name, width, height)
             self._windows = WindowLister(self._display.name)
             self._sandbox = Sandbox(self._display.name, self._display.socket_path, isolation)
+            self._clipboard = Clipboard(self._display.name)
         except BaseException:
             self.close()
             raise
@@ -89,6 +92,7 @@ class LocalSlot(Provider):
         t0 = time.monotonic()
         sbx = self._sandbox
         sbx.stop()
+        self._clipboard.close()  # the clipboard starts every episode empty
         self._controller.release_all()
         # The pointer starts every episode at the same place (hover effects are screen state).
         self._controller.execute(A.Move(self.width - 1, self.height - 1))
@@ -189,6 +193,15 @@ class LocalSlot(Provider):
     def nudge_window(self, window_id: int) -> None:
         self._windows.nudge(window_id)
 
+    def activate_window(self, window_id: int) -> None:
+        self._windows.activate(window_id)
+
+    def set_clipboard(self, text: str) -> None:
+        self._clipboard.set(text)
+
+    def get_clipboard(self) -> str:
+        return self._clipboard.get()
+
     def app_running(self) -> bool:
         if self._sandbox is None or not self._sandbox.alive:
             return False
@@ -204,13 +217,15 @@ class LocalSlot(Provider):
             return f"(log unavailable: {exc})"
 
     def close(self) -> None:
-        for part in (self._sandbox, self._windows, self._controller, self._display):
+        for part in (self._clipboard, self._sandbox, self._windows, self._controller,
+                     self._display):
             if part is not None:
                 try:
                     part.close()
                 except Exception:
                     pass
         self._sandbox = self._windows = self._controller = self._display = None
+        self._clipboard = None
 
 
 class LocalProvider(Provider):
@@ -343,6 +358,15 @@ class LocalProvider(Provider):
 
     def nudge_window(self, window_id: int) -> None:
         self._slot.nudge_window(window_id)
+
+    def activate_window(self, window_id: int) -> None:
+        self._slot.activate_window(window_id)
+
+    def set_clipboard(self, text: str) -> None:
+        self._slot.set_clipboard(text)
+
+    def get_clipboard(self) -> str:
+        return self._slot.get_clipboard()
 
     def app_running(self) -> bool:
         return self._slot.app_running()

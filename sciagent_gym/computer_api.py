@@ -1,0 +1,53 @@
+"""The computer API beyond pyautogui (clipboard, program control, window management), performed
+through whichever provider the env has, so it works the same locally, in a VM and remotely."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sciagent_gym import actions as A
+from sciagent_gym.actions import ActionError
+from sciagent_gym.controller.windows import WindowInfo
+
+if TYPE_CHECKING:
+    from sciagent_gym.providers.base import Provider
+
+
+def find_window(windows: list[WindowInfo], title: str) -> WindowInfo:
+    """The window titled ``title``, else the first whose title contains it (any case)."""
+    exact = [w for w in windows if w.title == title]
+    if exact:
+        return exact[0]
+    needle = title.casefold()
+    found = [w for w in windows if needle in w.title.casefold()]
+    if not found:
+        titles = ", ".join(repr(w.title) for w in windows) or "none"
+        raise ActionError(f"no window titled {title!r} (open windows: {titles})")
+    return found[0]
+
+
+def window_listing(windows: list[WindowInfo]) -> str:
+    lines = [f"{'*' if w.active else ' '} {w.title!r} at ({w.x}, {w.y}) size {w.width}x{w.height}"
+             + (" modal" if w.modal else "") for w in windows]
+    return "windows (* = focused):\n" + ("\n".join(lines) if lines else "(none)")
+
+
+def perform(provider: Provider, act: A.Action, launch_name: str) -> str | None:
+    """Do one computer-API action; returns text for the terminal observation, if any."""
+    if isinstance(act, A.SetClipboard):
+        provider.set_clipboard(act.text)
+        return None
+    if isinstance(act, A.GetClipboard):
+        return "clipboard:\n" + provider.get_clipboard()
+    if isinstance(act, A.ListWindows):
+        return window_listing(provider.windows())
+    if isinstance(act, A.ActivateWindow):
+        provider.activate_window(find_window(provider.windows(), act.title).id)
+        return None
+    if isinstance(act, A.CloseWindow):
+        provider.close_window(find_window(provider.windows(), act.title).id)
+        return None
+    if isinstance(act, A.Launch):
+        provider.spawn_in_sandbox(launch_name, ["sh", "-c", act.command])
+        return f"launched: {act.command}"
+    raise ActionError(f"not a computer-API action: {type(act).__name__}")

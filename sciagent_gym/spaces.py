@@ -30,8 +30,8 @@ Fields
     ``[1, 0, 0, 0]`` with ``key`` = ``s`` is ctrl+s. Used by hotkey only.
 ``text`` : ``UnicodeText(max_text, min_length=1)``
     The text typed by type or put on the clipboard by set_clipboard, the shell command of run
-    and launch, or the window title (a substring) of activate_window and close_window. Any Unicode string of 1..max_text
-    characters is in the space; random samples are printable ASCII.
+    and launch, or the window title (a substring) of activate_window and close_window. Any
+    Unicode string of 1..max_text characters is in the space; random samples are printable ASCII.
 ``scroll`` : ``MultiDiscrete([21, 21], start=[-10, -10])``
     Wheel clicks ``(dx, dy)`` for scroll, at ``coordinate``. pyautogui's convention: ``dy > 0``
     scrolls up, ``dx > 0`` scrolls right.

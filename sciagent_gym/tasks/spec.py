@@ -24,9 +24,9 @@ Schema (fields marked * are required)::
 A step is a pyautogui/CLI action string, {"action": {...}}, {"script": "<tool script>"} (run
 through the tool's own scripting channel), {"run": "<shell>"} (run in the sandbox) or
 {"await_window": "<title regex>", "focused": bool, "gone": bool, "timeout": s}: watch the screen,
-without acting, until a window with that title is open (and focused) or, with ``gone``, closed. GUI oracles use it where
-an agent would look before typing, so that a slow program never receives keys meant for a
-dialog that has not appeared yet.
+without acting, until a window with that title is open (and focused) or, with ``gone``, closed.
+GUI oracles use it where an agent would look before typing, so that a slow program never
+receives keys meant for a dialog that has not appeared yet.
 """
 
 from __future__ import annotations

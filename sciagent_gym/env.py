@@ -31,6 +31,7 @@ from sciagent_gym.tasks.task import SPLITS, Task, split_of
 from sciagent_gym.timings import Timings
 from sciagent_gym.tools import load_adapter, task_specs_root
 
+PROVIDERS = ("local", "qemu", "remote")
 REWARD_MODES = ("partial", "binary", "dense")
 MAX_INSTRUCTION = 4096
 MAX_TERMINAL = 16384
@@ -60,9 +61,18 @@ class SciGUIEnv(gym.Env):
         pool_size: spare sandboxes a background worker prepares for the variants the env
             expects next (the continuation of the RNG after an unseeded reset; seed + 1 after
             a seeded one), so that most resets only swap a ready sandbox in. 0 disables it.
-        provider: ``"local"`` (Xvfb on this machine).
+        provider: ``"local"`` (Xvfb on this machine, the default), ``"qemu"`` (the tool's
+            guest image under QEMU, reset by ``loadvm``; build it first with
+            ``sciagent-gym image build <tool>``) or ``"remote"`` (a control server someone
+            else runs, at ``url`` with ``token``).
         isolation: ``"auto"``, ``"bwrap"`` or ``"none"`` (see providers.sandbox).
         allow_unsafe_cli: run CLI actions even without isolation (development only).
+        url, token: the remote provider's control server and its secret.
+        reset_hook: remote provider only: a shell command, an http(s) URL (POSTed to) or a
+            callable that reverts the remote machine (e.g. its VM snapshot) on every reset;
+            without one the program is restarted.
+        provider_options: extra arguments of the qemu provider (``memory_mb``, ``cpus``,
+            ``accel``, ``cache_dir``).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
@@ -72,15 +82,22 @@ class SciGUIEnv(gym.Env):
                  reward: str = "partial", provider: str = "local", isolation: str = "auto",
                  settle: SettleConfig | None = None, allow_unsafe_cli: bool = False,
                  split: str | None = None, hints: bool = False, pool_size: int = 1,
-                 obs_size: tuple[int, int] | None = None) -> None:
+                 obs_size: tuple[int, int] | None = None, url: str | None = None,
+                 token: str | None = None, reset_hook: Any = None,
+                 provider_options: dict[str, Any] | None = None) -> None:
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', not {render_mode!r}")
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
         if split is not None and split not in SPLITS:
             raise ValueError(f"split must be None or one of {tuple(SPLITS)}, not {split!r}")
-        if provider != "local":
-            raise ValueError(f"unknown provider {provider!r} (available: 'local')")
+        if provider not in PROVIDERS:
+            raise ValueError(f"unknown provider {provider!r} (available: {', '.join(PROVIDERS)})")
+        if provider == "remote" and not (url and token):
+            raise ValueError("provider='remote' needs url= and token= of a control server")
+        self.provider_name = provider
+        self._provider_args = {"url": url, "token": token, "reset_hook": reset_hook,
+                               **(provider_options or {})}
         self.adapter = load_adapter(tool)
         self.adapter.check_installed()
         self.specs: dict[str, TaskSpec] = load_specs(task_specs_root(), tool)
@@ -128,10 +145,24 @@ class SciGUIEnv(gym.Env):
 
     def _ensure_provider(self):
         if self.provider is None:
-            from sciagent_gym.providers.local import LocalProvider
+            args = self._provider_args
+            if self.provider_name == "remote":
+                from sciagent_gym.providers.remote import RemoteProvider
 
-            self.provider = LocalProvider(self.width, self.height, self._isolation,
-                                          self._settle, pool_size=self.pool_size)
+                self.provider = RemoteProvider(args["url"], args["token"], self.width,
+                                               self.height, self._settle, args["reset_hook"])
+            elif self.provider_name == "qemu":
+                from sciagent_gym.providers.qemu import QemuProvider
+
+                extra = {k: v for k, v in args.items()
+                         if k not in ("url", "token", "reset_hook")}
+                self.provider = QemuProvider(self.adapter, self.width, self.height,
+                                             self._settle, **extra)
+            else:
+                from sciagent_gym.providers.local import LocalProvider
+
+                self.provider = LocalProvider(self.width, self.height, self._isolation,
+                                              self._settle, pool_size=self.pool_size)
         return self.provider
 
     # -- Gymnasium API -------------------------------------------------------------------------

@@ -84,9 +84,12 @@ def tool_info(name: str) -> ToolInfo:
     return tools[name]
 
 
-def load_adapter(name: str) -> ToolAdapter:
+def load_adapter(name: str, getters: bool = True) -> ToolAdapter:
+    """The tool's adapter; ``getters=False`` skips its evaluator getters (the control server
+    needs only the adapter's state channel)."""
     info = tool_info(name)
-    load_tool_getters(name)
+    if getters:
+        load_tool_getters(name)
     module = importlib.import_module(f"sciagent_gym.envs.{name}.adapter")
     return module.Adapter(info)
 
@@ -124,18 +127,26 @@ class ToolAdapter:
     # -- hooks for subclasses ----------------------------------------------------------------
     generators: dict[str, Callable[..., dict[str, Any]]] = {}
 
-    def launch_argv(self, provider: Provider, task: Task) -> list[str]:
-        """The command that starts the program inside the sandbox for ``task``."""
+    def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
+        """The command that starts the program inside the sandbox for ``task`` (with its
+        inputs open), or with nothing open when ``task`` is None (a VM snapshot's start)."""
         raise NotImplementedError
+
+    def open_inputs(self, provider: Provider, task: Task) -> None:
+        """Open ``task``'s inputs in the already running program (after a VM snapshot restore,
+        where the program is up but no task was staged yet)."""
+        raise NotImplementedError(f"{self.name} cannot open a task's inputs in a running "
+                                  "program; use a provider that restarts it")
 
     def launch_env(self, provider: Provider) -> dict[str, str]:
         return {}
 
-    def is_ready(self, windows: list[WindowInfo], task: Task) -> bool:
-        """True once the program shows what the task starts from."""
+    def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
+        """True once the program shows what the task starts from (with ``task`` None: once
+        its main window is up)."""
         raise NotImplementedError
 
-    def after_ready(self, provider: Provider, task: Task) -> None:
+    def after_ready(self, provider: Provider, task: Task | None) -> None:
         """Last touches once the window is up (e.g. clear timing text) so resets are identical."""
 
     def dump_state(self, provider: Provider) -> dict[str, Any]:

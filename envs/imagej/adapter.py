@@ -15,8 +15,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.envs.imagej import data
-
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import SciAgentError
 from sciagent_gym.tools import ToolAdapter
@@ -36,7 +34,12 @@ class MacroError(SciAgentError):
 
 class Adapter(ToolAdapter):
     ready_timeout = 40.0
-    generators = data.GENERATORS
+
+    @property
+    def generators(self):  # imported on use: the control server in a guest has no scikit-image
+        from sciagent_gym.envs.imagej import data
+
+        return data.GENERATORS
 
     def __init__(self, info) -> None:
         super().__init__(info)
@@ -47,15 +50,23 @@ class Adapter(ToolAdapter):
         return ["java", f"-Duser.home={home}", "-Xmx1024m", "-Djava.awt.headless=false",
                 "-cp", IJ_JAR, "ij.ImageJ", "-ijpath", f"{home}/.imagej", "-port1"]
 
-    def launch_argv(self, provider: Provider, task: Task) -> list[str]:
+    def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
         work = provider.paths["work"]
-        return [*self._java(provider), *(f"{work}/{name}" for name in task.spec.open)]
+        files = task.spec.open if task is not None else []
+        return [*self._java(provider), *(f"{work}/{name}" for name in files)]
 
-    def is_ready(self, windows: list[WindowInfo], task: Task) -> bool:
+    def open_inputs(self, provider: Provider, task: Task) -> None:
+        work = provider.paths["work"]
+        if task.spec.open:
+            self.run_script(provider, "".join(f'open("{work}/{name}");\n'
+                                              for name in task.spec.open), timeout=30.0)
+
+    def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
         titles = {w.title for w in windows if w.width > 1 and w.height > 1}
-        return "ImageJ" in titles and all(name in titles for name in task.spec.open)
+        files = task.spec.open if task is not None else []
+        return "ImageJ" in titles and all(name in titles for name in files)
 
-    def after_ready(self, provider: Provider, task: Task) -> None:
+    def after_ready(self, provider: Provider, task: Task | None) -> None:
         # Java can lay out the main window's menu bar before the Help menu is registered;
         # a one-pixel resize makes it lay it out again the same way on every start.
         for window in provider.windows():

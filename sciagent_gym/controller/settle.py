@@ -54,3 +54,21 @@ def wait_settled(grab: Callable[[], np.ndarray], config: SettleConfig = SettleCo
             return last, True
         if now - start >= config.cap:
             return last, False
+
+
+def settle_canonical(grab: Callable[[], np.ndarray], expose: Callable[[], None],
+                     config: SettleConfig = SettleConfig(), attempts: int = 4) -> np.ndarray:
+    """Settle, then make every window repaint and settle again until a repaint changes nothing.
+
+    The start screen of an episode is then what the program draws from scratch, not a frame
+    with half-painted start-up leftovers (which would differ between identical resets)."""
+    strict = SettleConfig(quiet=max(config.quiet, 0.25), cap=max(config.cap, 5.0),
+                          interval=config.interval, tolerance=0)
+    frame, _ = wait_settled(grab, strict)
+    for _ in range(attempts):
+        expose()
+        again, _ = wait_settled(grab, strict)
+        if np.array_equal(again, frame):
+            break
+        frame = again
+    return frame

@@ -13,7 +13,7 @@ import numpy as np
 from sciagent_gym import actions as A
 from sciagent_gym import processes
 from sciagent_gym.controller.clipboard import Clipboard
-from sciagent_gym.controller.settle import SettleConfig, wait_settled
+from sciagent_gym.controller.settle import SettleConfig, settle_canonical, wait_settled
 from sciagent_gym.controller.windows import WindowInfo, WindowLister
 from sciagent_gym.controller.x11 import X11Controller
 from sciagent_gym.errors import AppCrashedError
@@ -114,21 +114,9 @@ class LocalSlot(Provider):
                                    "total": time.monotonic() - t0}
         return task
 
-    def _settle_canonical(self, attempts: int = 4) -> np.ndarray:
-        """Settle, then make every window repaint and settle again until a repaint changes
-        nothing: the start screen is then what the program draws from scratch, not a frame with
-        half-painted start-up leftovers (which would differ between identical resets)."""
-        config = self.settle_config
-        reset_config = type(config)(quiet=max(config.quiet, 0.25), cap=max(config.cap, 5.0),
-                                    interval=config.interval, tolerance=0)
-        frame, _ = wait_settled(self._controller.grab, reset_config)
-        for _ in range(attempts):
-            self._controller.expose_all()
-            again, _ = wait_settled(self._controller.grab, reset_config)
-            if np.array_equal(again, frame):
-                break
-            frame = again
-        return frame
+    def _settle_canonical(self) -> np.ndarray:
+        return settle_canonical(self._controller.grab, self._controller.expose_all,
+                                self.settle_config)
 
     def _restore_home(self, snapshot: Path) -> None:
         home = self._sandbox.host_home

@@ -1,0 +1,441 @@
+"""The control server's HTTP interface (standard library only, so it installs in a bare guest).
+
+Every request carries ``Authorization: Bearer <token>``, compared in constant time. Bodies are
+JSON except file and tree uploads; screen frames come back raw (``application/octet-stream``,
+``X-Width``/``X-Height`` headers, RGB rows) for speed, or as PNG with ``?format=png``. Errors
+are JSON ``{"error": reason}`` with a 4xx status for the client's mistakes and 500 otherwise.
+
+Routes::
+
+    GET  /health                         server, display and paths
+    GET  /screen[?format=png]            a frame now
+    POST /settle {quiet,cap,interval,tolerance,canonical}   a frame once the screen is still
+    POST /actions {"actions": [dict]}    validated as a whole, then performed in order
+    POST /input/release | /input/expose  release held keys/buttons; make windows repaint
+    GET  /pointer
+    GET  /windows;  POST /windows/activate|close|nudge {"id"}
+    GET  /clipboard;  POST /clipboard {"text"};  DELETE /clipboard
+    POST /programs/launch {name, argv, env, cwd, log};  POST /programs/kill {name}
+    GET  /programs/poll?name=
+    POST /run {command, timeout, max_output}
+    GET  /files?path=[&remove=1]         text (the tail of a log, a macro's answer)
+    GET  /files/raw?path=;  PUT /files/raw?path=   bytes
+    GET  /tree?path=;  PUT /tree?path=[&clear=1]   a directory as tar
+    POST /tool/script {script, timeout};  GET /tool/state   the tool's own state channel
+"""
+
+from __future__ import annotations
+
+import hmac
+import io
+import json
+import time
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from sciagent_gym.action_parser import parse_action_dict
+from sciagent_gym.actions import ActionError
+from sciagent_gym.controller.settle import SettleConfig
+from sciagent_gym.server.machine import Machine
+
+MAX_JSON_BYTES = 4 << 20
+MAX_UPLOAD_BYTES = 1 << 30
+MAX_ACTIONS = 1000
+VERSION = "1"
+
+
+class HTTPError(Exception):
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+def _bad(reason: str) -> HTTPError:
+    return HTTPError(HTTPStatus.BAD_REQUEST, reason)
+
+
+class ControlServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], machine: Machine, token: str,
+                 adapter: Any = None) -> None:
+        if not token or len(token) < 16:
+            raise ValueError("the control server needs a secret token of at least 16 characters")
+        super().__init__(address, _Handler)
+        self.machine, self.token, self.adapter = machine, token, adapter
+        self.started = time.time()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ControlServer
+    protocol_version = "HTTP/1.1"
+    server_version = "sciagent-control/" + VERSION
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
+        pass  # quiet: a step makes several requests
+
+    # -- dispatch ----------------------------------------------------------------------------
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def _dispatch(self, method: str) -> None:
+        self._consumed = False
+        url = urlsplit(self.path)
+        self.query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        try:
+            self._authorize()
+            route = ROUTES.get(url.path)
+            if route is None:
+                raise HTTPError(HTTPStatus.NOT_FOUND, f"no route {url.path}")
+            if method not in route:
+                raise HTTPError(HTTPStatus.METHOD_NOT_ALLOWED,
+                                f"{url.path} takes {', '.join(sorted(route))}, not {method}")
+            route[method](self)
+        except HTTPError as exc:
+            self._drain()
+            self._json({"error": exc.reason}, exc.status)
+        except Exception as exc:  # the server outlives any one request
+            self._drain()
+            self._json({"error": f"{type(exc).__name__}: {exc}"},
+                       HTTPStatus.INTERNAL_SERVER_ERROR)
+
+    def _authorize(self) -> None:
+        header = self.headers.get("Authorization", "")
+        scheme, _, given = header.partition(" ")
+        if scheme != "Bearer" or not hmac.compare_digest(given.encode(),
+                                                         self.server.token.encode()):
+            raise HTTPError(HTTPStatus.UNAUTHORIZED, "missing or wrong token")
+
+    # -- request bodies ----------------------------------------------------------------------
+    def _length(self, limit: int) -> int:
+        raw = self.headers.get("Content-Length")
+        if raw is None:
+            if self.command in ("GET", "DELETE"):
+                return 0
+            raise HTTPError(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
+        try:
+            length = int(raw)
+        except ValueError:
+            raise _bad(f"bad Content-Length {raw!r}") from None
+        if length < 0:
+            raise _bad(f"bad Content-Length {raw!r}")
+        if length > limit:
+            self.close_connection = True  # do not read a body this large
+            raise HTTPError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                            f"body of {length} bytes exceeds the limit of {limit}")
+        return length
+
+    def _body(self, limit: int = MAX_UPLOAD_BYTES) -> bytes:
+        length = self._length(limit)
+        data = self.rfile.read(length) if length else b""
+        self._consumed = True
+        return data
+
+    def _drain(self) -> None:
+        """Read an unread body so the connection can carry the next request."""
+        if getattr(self, "_consumed", False) or self.close_connection:
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = 0
+        if 0 < length <= MAX_JSON_BYTES:
+            self.rfile.read(length)
+        elif length:
+            self.close_connection = True
+
+    def _json_body(self) -> dict[str, Any]:
+        data = self._body(MAX_JSON_BYTES)
+        try:
+            value = json.loads(data or b"{}")
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise _bad(f"body is not JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise _bad("body must be a JSON object")
+        return value
+
+    def _param(self, name: str) -> str:
+        if name not in self.query:
+            raise _bad(f"query parameter {name!r} is required")
+        return self.query[name]
+
+    # -- replies -----------------------------------------------------------------------------
+    def _send(self, status: int, body: bytes, content_type: str,
+              headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, value: Any, status: int = HTTPStatus.OK) -> None:
+        self._send(status, json.dumps(value).encode(), "application/json")
+
+    def _frame(self, frame, seconds: float) -> None:
+        if self.query.get("format") == "png":
+            from PIL import Image
+
+            buf = io.BytesIO()
+            Image.fromarray(frame).save(buf, "PNG", compress_level=1)
+            self._send(HTTPStatus.OK, buf.getvalue(), "image/png")
+            return
+        height, width = frame.shape[:2]
+        self._send(HTTPStatus.OK, frame.tobytes(), "application/octet-stream",
+                   {"X-Width": str(width), "X-Height": str(height),
+                    "X-Seconds": f"{seconds:.6f}"})
+
+
+# -- handlers ------------------------------------------------------------------------------------
+
+def _machine(h: _Handler) -> Machine:
+    return h.server.machine
+
+
+def health(h: _Handler) -> None:
+    m = _machine(h)
+    tool = h.server.adapter.name if h.server.adapter is not None else None
+    h._json({"ok": True, "version": VERSION, "display": m.display_name, "width": m.width,
+             "height": m.height, "paths": m.paths, "tool": tool,
+             "uptime": time.time() - h.server.started})
+
+
+def screen(h: _Handler) -> None:
+    t0 = time.perf_counter()
+    frame = _machine(h).grab()
+    h._frame(frame, time.perf_counter() - t0)
+
+
+def settle(h: _Handler) -> None:
+    body = h._json_body()
+    try:
+        config = SettleConfig(**{k: float(body[k]) for k in ("quiet", "cap", "interval")
+                                 if k in body},
+                              **({"tolerance": int(body["tolerance"])}
+                                 if "tolerance" in body else {}))
+    except (TypeError, ValueError) as exc:
+        raise _bad(f"bad settle parameters: {exc}") from None
+    if not (0 <= config.quiet <= 10 and 0 < config.cap <= 60 and 0 < config.interval <= 1):
+        raise _bad("settle parameters out of range (quiet 0..10, cap 0..60, interval 0..1)")
+    t0 = time.perf_counter()
+    frame = _machine(h).settle(config, canonical=bool(body.get("canonical")))
+    h._frame(frame, time.perf_counter() - t0)
+
+
+def actions(h: _Handler) -> None:
+    body = h._json_body()
+    items = body.get("actions")
+    if not isinstance(items, list) or len(items) > MAX_ACTIONS:
+        raise _bad(f"'actions' must be a list of at most {MAX_ACTIONS} action dicts")
+    m = _machine(h)
+    parsed = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise _bad(f"action {i} is not an object")
+        try:
+            parsed.extend(parse_action_dict(item, (m.width, m.height)))
+        except ActionError as exc:
+            raise _bad(f"action {i}: {exc}") from None
+    m.execute(parsed)
+    h._json({"done": len(parsed)})
+
+
+def release(h: _Handler) -> None:
+    h._body(MAX_JSON_BYTES)
+    _machine(h).release_all()
+    h._json({})
+
+
+def expose(h: _Handler) -> None:
+    h._body(MAX_JSON_BYTES)
+    _machine(h).expose_all()
+    h._json({})
+
+
+def pointer(h: _Handler) -> None:
+    x, y = _machine(h).pointer()
+    h._json({"x": x, "y": y})
+
+
+def windows(h: _Handler) -> None:
+    h._json({"windows": [w.to_dict() for w in _machine(h).windows()]})
+
+
+def _window_op(op: str):
+    def handle(h: _Handler) -> None:
+        body = h._json_body()
+        wid = body.get("id")
+        if not isinstance(wid, int) or isinstance(wid, bool):
+            raise _bad("'id' must be an integer window id")
+        if wid not in {w.id for w in _machine(h).windows()}:
+            raise HTTPError(HTTPStatus.NOT_FOUND, f"no window with id {wid}")
+        getattr(_machine(h), op)(wid)
+        h._json({})
+
+    return handle
+
+
+def clipboard_get(h: _Handler) -> None:
+    h._json({"text": _machine(h).clipboard.get()})
+
+
+def clipboard_set(h: _Handler) -> None:
+    text = h._json_body().get("text")
+    if not isinstance(text, str):
+        raise _bad("'text' must be a string")
+    _machine(h).clipboard.set(text)
+    h._json({})
+
+
+def clipboard_clear(h: _Handler) -> None:
+    _machine(h).clipboard.close()
+    h._json({})
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str) or not value or "/" in value:
+        raise _bad("'name' must be a non-empty string without '/'")
+    return value
+
+
+def launch(h: _Handler) -> None:
+    body = h._json_body()
+    argv = body.get("argv")
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        raise _bad("'argv' must be a non-empty list of strings")
+    env = body.get("env") or {}
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise _bad("'env' must map names to strings")
+    pid = _machine(h).spawn(_name(body.get("name")), argv, env=env, cwd=body.get("cwd"),
+                            log=body.get("log"))
+    h._json({"pid": pid})
+
+
+def kill(h: _Handler) -> None:
+    _machine(h).kill(_name(h._json_body().get("name")))
+    h._json({})
+
+
+def poll(h: _Handler) -> None:
+    h._json(_machine(h).poll(_name(h._param("name"))))
+
+
+def run(h: _Handler) -> None:
+    body = h._json_body()
+    command = body.get("command")
+    if not isinstance(command, str) or not command:
+        raise _bad("'command' must be a non-empty string")
+    try:
+        timeout = float(body.get("timeout", 30.0))
+        max_output = int(body.get("max_output", 8192))
+    except (TypeError, ValueError) as exc:
+        raise _bad(f"bad timeout or max_output: {exc}") from None
+    if not 0 < timeout <= 3600:
+        raise _bad("'timeout' must be in (0, 3600] seconds")
+    result = _machine(h).run_command(command, timeout=timeout, max_output=max_output)
+    h._json({"returncode": result.returncode, "output": result.output,
+             "timed_out": result.timed_out, "truncated": result.truncated})
+
+
+def _path(h: _Handler) -> str:
+    path = h._param("path")
+    if not path.startswith("/"):
+        raise _bad(f"path must be absolute, got {path!r}")
+    return path
+
+
+def file_text(h: _Handler) -> None:
+    remove = h.query.get("remove") in ("1", "true")
+    max_bytes = int(h.query.get("max_bytes", 1 << 20))
+    h._json({"data": _machine(h).read_file(_path(h), remove=remove, max_bytes=max_bytes)})
+
+
+def file_get(h: _Handler) -> None:
+    try:
+        data = Machine.read_bytes(_path(h))
+    except FileNotFoundError:
+        raise HTTPError(HTTPStatus.NOT_FOUND, f"no file {h.query['path']}") from None
+    except IsADirectoryError:
+        raise _bad(f"{h.query['path']} is a directory (use /tree)") from None
+    h._send(HTTPStatus.OK, data, "application/octet-stream")
+
+
+def file_put(h: _Handler) -> None:
+    path = _path(h)
+    Machine.write_bytes(path, h._body())
+    h._json({})
+
+
+def tree_get(h: _Handler) -> None:
+    h._send(HTTPStatus.OK, Machine.get_tree(_path(h)), "application/x-tar")
+
+
+def tree_put(h: _Handler) -> None:
+    path = _path(h)
+    data = h._body()
+    try:
+        Machine.put_tree(path, data, clear=h.query.get("clear") in ("1", "true"))
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
+    except Exception as exc:  # tarfile.ReadError and friends: the client sent a bad archive
+        if type(exc).__module__ == "tarfile":
+            raise _bad(f"not a tar archive: {exc}") from None
+        raise
+    h._json({})
+
+
+def _adapter(h: _Handler):
+    if h.server.adapter is None:
+        raise HTTPError(HTTPStatus.NOT_FOUND, "this server was started without --tool")
+    return h.server.adapter
+
+
+def tool_script(h: _Handler) -> None:
+    body = h._json_body()
+    script = body.get("script")
+    if not isinstance(script, str) or not script:
+        raise _bad("'script' must be a non-empty string")
+    answer = _adapter(h).run_script(_machine(h), script, timeout=float(body.get("timeout", 30)))
+    h._json({"output": answer})
+
+
+def tool_state(h: _Handler) -> None:
+    h._json({"state": _adapter(h).dump_state(_machine(h))})
+
+
+ROUTES: dict[str, dict[str, Any]] = {
+    "/health": {"GET": health},
+    "/screen": {"GET": screen},
+    "/settle": {"POST": settle},
+    "/actions": {"POST": actions},
+    "/input/release": {"POST": release},
+    "/input/expose": {"POST": expose},
+    "/pointer": {"GET": pointer},
+    "/windows": {"GET": windows},
+    "/windows/activate": {"POST": _window_op("activate_window")},
+    "/windows/close": {"POST": _window_op("close_window")},
+    "/windows/nudge": {"POST": _window_op("nudge_window")},
+    "/clipboard": {"GET": clipboard_get, "POST": clipboard_set, "DELETE": clipboard_clear},
+    "/programs/launch": {"POST": launch},
+    "/programs/kill": {"POST": kill},
+    "/programs/poll": {"GET": poll},
+    "/run": {"POST": run},
+    "/files": {"GET": file_text},
+    "/files/raw": {"GET": file_get, "PUT": file_put},
+    "/tree": {"GET": tree_get, "PUT": tree_put},
+    "/tool/script": {"POST": tool_script},
+    "/tool/state": {"GET": tool_state},
+}

@@ -1,0 +1,151 @@
+"""The control server on a real display with the real ImageJ, driven through the remote
+provider exactly as a VM guest or a remote host would be."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import requests
+
+import sciagent_gym  # noqa: F401
+from sciagent_gym.providers.display import VirtualDisplay
+from sciagent_gym.server.client import ControlClient, ControlError
+from sciagent_gym.tasks.oracle import run_steps
+
+pytestmark = pytest.mark.e2e
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A control server for a fresh Xvfb display, as ``python -m sciagent_gym.server``."""
+    home = tmp_path_factory.mktemp("remote-home")
+    token = secrets.token_hex(16)
+    port = _free_port()
+    display = VirtualDisplay(1280, 800)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sciagent_gym.server", "--display", display.name, "--home",
+         str(home), "--port", str(port), "--tool", "imagej"],
+        env={**os.environ, "SCIAGENT_TOKEN": token}, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        ControlClient(url, token).wait_healthy(20.0)
+        yield {"url": url, "token": token, "home": home, "proc": proc}
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        display.close()
+
+
+@pytest.fixture(scope="module")
+def remote_env(server):
+    env = gym.make("SciGUI-ImageJ-v0", provider="remote", url=server["url"],
+                   token=server["token"])
+    yield env
+    env.close()
+
+
+def test_oracle_scores_one_over_the_wire(remote_env):
+    env = remote_env
+    obs, info = env.reset(seed=3, options={"task": "measure-region-mean"})
+    assert obs["screenshot"].shape == (800, 1280, 3) and obs["screenshot"].std() > 5
+    task = env.unwrapped.task
+    run_steps(env, task.steps("oracle"))
+    assert env.unwrapped.evaluation.score == 1.0, env.unwrapped.evaluation.to_dict()
+
+
+def test_gui_only_oracle_over_the_wire(remote_env):
+    """set-scale's oracle is clicks and keys only: menus, a dialog, the GTK save dialog."""
+    env = remote_env
+    env.reset(seed=1, options={"task": "set-scale"})
+    run_steps(env, env.unwrapped.task.steps("oracle"))
+    assert env.unwrapped.evaluation.score == 1.0, env.unwrapped.evaluation.to_dict()
+
+
+def test_reset_restores_the_start_frame(remote_env):
+    env = remote_env
+    first, _ = env.reset(seed=5, options={"task": "count-nuclei"})
+    env.step("pyautogui.click(294, 52)")  # open the Analyze menu
+    changed, *_ = env.step("pyautogui.press('escape')")
+    again, _ = env.reset(seed=5, options={"task": "count-nuclei"})
+    assert np.array_equal(first["screenshot"], again["screenshot"])
+    assert first["instruction"] == again["instruction"]
+
+
+def test_cli_clipboard_and_state_channel(remote_env, server):
+    env = remote_env
+    env.reset(seed=0, options={"task": "count-nuclei"})
+    obs, *_ = env.step("run('ls; echo $HOME')")
+    assert "nuclei" in obs["terminal"] and str(server["home"]) in obs["terminal"]
+    env.step("computer.set_clipboard('over http')")
+    obs, *_ = env.step("computer.get_clipboard()")
+    assert obs["terminal"] == "clipboard:\nover http"
+    client = ControlClient(server["url"], server["token"])
+    state = client.tool_state()
+    assert state["active"]["title"].startswith("nuclei")
+    assert client.tool_script('__out__ = "" + (6 * 7);') == "42"
+
+
+def test_bad_requests_get_a_4xx_with_a_reason(server):
+    url, token = server["url"], server["token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    assert requests.get(f"{url}/health", timeout=5).status_code == 401
+    bad = requests.get(f"{url}/health", headers={"Authorization": "Bearer " + "0" * 32},
+                       timeout=5)
+    assert bad.status_code == 401 and "token" in bad.json()["error"]
+    cases = [
+        ("POST", "/actions", {"data": b"{not json"}, 400, "not JSON"),
+        ("POST", "/actions", {"json": {"actions": [{"type": "click", "x": 5000, "y": 1}]}},
+         400, "off the 1280x800 screen"),
+        ("POST", "/actions", {"json": {"actions": [{"type": "explode"}]}}, 400,
+         "unknown action type"),
+        ("GET", "/nowhere", {}, 404, "no route"),
+        ("DELETE", "/actions", {}, 405, "takes POST"),
+        ("GET", "/files/raw", {}, 400, "'path' is required"),
+        ("GET", "/files/raw", {"params": {"path": "relative"}}, 400, "absolute"),
+        ("POST", "/windows/close", {"json": {"id": 1}}, 404, "no window"),
+        ("PUT", "/tree", {"params": {"path": "/tmp/x"}, "data": b"not a tar"}, 400, "tar"),
+        ("POST", "/settle", {"json": {"cap": 1e9}}, 400, "out of range"),
+        ("POST", "/actions", {"data": b"x" * (5 << 20)}, 413, "exceeds the limit"),
+    ]
+    for method, path, kwargs, status, reason in cases:
+        reply = requests.request(method, url + path, headers=auth, timeout=10, **kwargs)
+        assert reply.status_code == status, (method, path, reply.text)
+        assert reason in reply.json()["error"], (method, path, reply.json())
+    assert ControlClient(url, token).health()["ok"]  # still serving after all that
+
+
+def test_tar_upload_cannot_escape_its_directory(server, tmp_path):
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("../escaped.txt")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"hi"))
+    client = ControlClient(server["url"], server["token"])
+    with pytest.raises(ControlError, match="outside the target directory"):
+        client._request("PUT", "/tree", params={"path": str(tmp_path / "in")},
+                        data=buf.getvalue())
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_wrong_token_fails_fast(server):
+    t0 = time.monotonic()
+    with pytest.raises(ControlError, match="HTTP 401"):
+        ControlClient(server["url"], "f" * 32).wait_healthy(30.0)
+    assert time.monotonic() - t0 < 5

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -67,8 +68,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 2
     out = Path(args.out) if args.out else None
     # A spare sandbox only pays off when another episode follows.
+    remote = {"url": args.url, "token": args.token} if args.provider == "remote" else {}
     env = gym.make(env_id, task=args.task, isolation=args.isolation, split=args.split,
-                   hints=args.hints, pool_size=1 if args.episodes > 1 else 0)
+                   hints=args.hints, pool_size=1 if args.episodes > 1 else 0,
+                   provider=args.provider, **remote)
     results = []
     try:
         bar = tqdm(range(args.episodes), desc=f"{args.policy}", unit="ep",
@@ -214,6 +217,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, help="step cap for the random policy")
     p.add_argument("--out", help="run directory for trajectories, screenshots, final states")
     p.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto")
+    p.add_argument("--provider", choices=("local", "qemu", "remote"), default="local",
+                   help="where the program runs (qemu: build the image first; remote: --url)")
+    p.add_argument("--url", help="remote provider: the control server's URL")
+    p.add_argument("--token", default=os.environ.get("SCIAGENT_TOKEN"),
+                   help="remote provider: its secret (default $SCIAGENT_TOKEN)")
     p.add_argument("--split", choices=("train", "val", "test"), help="draw variants of a split")
     p.add_argument("--hints", action="store_true", help="add workflow hints to instructions")
     p.add_argument("-v", "--verbose", action="store_true", help="print every criterion")
@@ -255,6 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write <env>.json and <env>.png here")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_bench)
+
+    from sciagent_gym.cli_image import add_image_parser
+
+    add_image_parser(sub)
 
     p = sub.add_parser("doctor", help="check what is installed and what is missing")
     p.add_argument("--json", action="store_true")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -67,6 +68,8 @@ def run_checks() -> list[Check]:
     except ImportError:
         checks.append(Check("python", "stable-baselines3", False, "not installed (optional)",
                             "pip install 'sciagent-gym[rl]'", required=False))
+    checks.append(_program("xclip", "xclip", "display", required=False))
+    checks += _qemu_checks()
     for info in discover().values():
         for req in info.requires:
             ok = not req.missing()
@@ -74,6 +77,31 @@ def run_checks() -> list[Check]:
             checks.append(Check(f"tool:{info.name}", req.program, ok,
                                 f"needed by {info.env_id}" if ok else "not found",
                                 "" if ok else fix, required=False))
+    return checks
+
+
+def _qemu_checks() -> list[Check]:
+    """The QEMU provider's needs (optional: the local provider does not use them)."""
+    found = shutil.which("debootstrap") is not None or any(
+        os.path.exists(f"{d}/debootstrap") for d in ("/usr/sbin", "/sbin"))
+    checks = [
+        _program("qemu-system-x86_64", "qemu-system-x86", "qemu", required=False,
+                 version_args=("--version",)),
+        _program("qemu-img", "qemu-utils", "qemu", required=False),
+        Check("qemu", "debootstrap", found, "builds guest images" if found else "not found",
+              "" if found else "apt-get install -y debootstrap", required=False),
+    ]
+    try:
+        from sciagent_gym.images import available_recipes, list_images
+
+        built = {i.name for i in list_images()}
+        for name in available_recipes():
+            checks.append(Check("qemu", f"image {name}", name in built,
+                                "built" if name in built else "not built",
+                                "" if name in built else f"sciagent-gym image build {name}",
+                                required=False))
+    except Exception as exc:  # a broken cache must not break the doctor
+        checks.append(Check("qemu", "images", False, f"cannot list: {exc}", required=False))
     return checks
 
 

@@ -149,3 +149,14 @@ def test_wrong_token_fails_fast(server):
     with pytest.raises(ControlError, match="HTTP 401"):
         ControlClient(server["url"], "f" * 32).wait_healthy(30.0)
     assert time.monotonic() - t0 < 5
+
+
+def test_programs_outlive_the_request_that_started_them(remote_env):
+    """The server forks from short-lived request threads: a parent-death signal would kill the
+    program as soon as the connection that launched it closed (it did, after a VM restore)."""
+    env = remote_env
+    env.reset(seed=0, options={"task": "count-nuclei"})
+    provider = env.unwrapped.provider
+    provider.client.reconnect()
+    time.sleep(0.5)
+    assert provider.app_running()

@@ -67,6 +67,8 @@ class RemoteProvider(Provider):
 
     #: Seconds to wait for the server after a reset hook (a VM restore, a reboot).
     health_timeout = 180.0
+    #: Factor on the tool's ready timeout (an emulated VM starts programs several times slower).
+    ready_scale = 1.0
 
     def __init__(self, url: str, token: str, width: int = 1280, height: int = 800,
                  settle: SettleConfig | None = None, reset_hook: ResetHook | None = None,
@@ -122,7 +124,10 @@ class RemoteProvider(Provider):
         task.stage(self._mirror)
         client.put_tree(self._mirror, self._paths["work"], clear=True)
         t2 = time.monotonic()
-        if self.app_running():  # the restored machine has the program open: give it the inputs
+        # A restored machine has the program open and canonical already (the snapshot was
+        # taken so): it only needs the inputs. Otherwise start it as the local provider does.
+        restored = self.app_running()
+        if restored:
             tool.open_inputs(self, task)
         else:
             if tool.snapshot_dir.is_dir():
@@ -132,7 +137,8 @@ class RemoteProvider(Provider):
         t3 = time.monotonic()
         self.wait_ready(tool, task)
         client.expose_all()
-        tool.after_ready(self, task)
+        if not restored:
+            tool.after_ready(self, task)
         t4 = time.monotonic()
         client.settle(self.settle_config, canonical=True)
         self.last_reset_timings = {"restore": t1 - t0, "stage": t2 - t1, "launch": t3 - t2,
@@ -140,8 +146,22 @@ class RemoteProvider(Provider):
                                    "total": time.monotonic() - t0}
         return task
 
+    def start_program(self, tool: ToolAdapter) -> None:
+        """Start the program with no task (what a VM snapshot is taken of) and wait until it
+        is ready and the screen is canonical."""
+        if tool.snapshot_dir.is_dir():
+            self._client.put_tree(tool.snapshot_dir, self._paths["home"])
+        self._client.launch(APP, tool.launch_argv(self, None), env=tool.launch_env(self),
+                            cwd=self._paths["work"], log=f"{self._paths['tmp']}/app.log")
+        self.wait_ready(tool, None)
+        self._client.expose_all()
+        tool.after_ready(self, None)
+        self._client.execute([A.Move(self.width - 1, self.height - 1)])
+        self._client.settle(self.settle_config, canonical=True)
+
     def wait_ready(self, tool: ToolAdapter, task: Task | None) -> None:
-        deadline = time.monotonic() + tool.ready_timeout
+        timeout = tool.ready_timeout * self.ready_scale
+        deadline = time.monotonic() + timeout
         while True:
             if not self.app_running():
                 raise AppCrashedError(
@@ -153,7 +173,7 @@ class RemoteProvider(Provider):
             if time.monotonic() > deadline:
                 raise TimeoutError(
                     f"{tool.info.display_name} showed no ready window within "
-                    f"{tool.ready_timeout:.0f}s; windows: {[w.title for w in windows]}")
+                    f"{timeout:.0f}s; windows: {[w.title for w in windows]}")
             time.sleep(0.05)
 
     # -- acting and observing ----------------------------------------------------------------
@@ -243,4 +263,6 @@ class RemoteProvider(Provider):
         client = getattr(self, "_client", None)
         if client is not None:
             client.close()
-        shutil.rmtree(self._mirror.parent, ignore_errors=True)
+        mirror = getattr(self, "_mirror", None)
+        if mirror is not None:
+            shutil.rmtree(mirror.parent, ignore_errors=True)

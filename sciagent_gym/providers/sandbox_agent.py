@@ -60,9 +60,12 @@ def op_spawn(req: dict) -> dict:
     if old is not None:
         _killgroup(old)
     log = open(req["log"], "ab") if req.get("log") else subprocess.DEVNULL
+    # PR_SET_PDEATHSIG fires when the *thread* that forked the child ends: right for this
+    # single-threaded agent, wrong for the threaded control server (pdeathsig=False there).
     proc = subprocess.Popen(
         req["argv"], cwd=req.get("cwd"), env=_env(req.get("env")), stdin=subprocess.DEVNULL,
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_pdeathsig,
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        preexec_fn=_pdeathsig if req.get("pdeathsig", True) else None,
     )
     if log is not subprocess.DEVNULL:
         log.close()
@@ -92,7 +95,7 @@ def op_exec(req: dict) -> dict:
     proc = subprocess.Popen(
         argv, cwd=req.get("cwd"), env=_env(req.get("env")), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        preexec_fn=_pdeathsig,
+        preexec_fn=_pdeathsig if req.get("pdeathsig", True) else None,
     )
     timed_out = False
     try:

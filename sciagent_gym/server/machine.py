@@ -125,8 +125,11 @@ class Machine:
               cwd: str | None = None, log: str | None = None) -> int:
         environ = {"DISPLAY": self.display_name, "HOME": self.home, **(env or {})}
         with self._procs:
+            # No parent-death signal: it would fire when this request's thread ends. The
+            # programs end with the server instead (close(), or the service's cgroup).
             return procs.op_spawn({"name": name, "argv": argv, "env": environ,
-                                   "cwd": cwd or self.work, "log": log})["pid"]
+                                   "cwd": cwd or self.work, "log": log,
+                                   "pdeathsig": False})["pid"]
 
     def poll(self, name: str) -> dict[str, Any]:
         with self._procs:
@@ -143,6 +146,7 @@ class Machine:
     def run_command(self, command: str, timeout: float = 30.0,
                     max_output: int = 8192) -> CommandResult:
         reply = procs.op_exec({"shell": command, "cwd": self.work, "timeout": timeout,
+                               "pdeathsig": False,
                                "env": {"DISPLAY": self.display_name, "HOME": self.home},
                                "max_output": max_output})
         return CommandResult(reply["returncode"], reply["output"], reply["timed_out"],

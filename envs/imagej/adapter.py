@@ -57,9 +57,10 @@ class Adapter(ToolAdapter):
 
     def open_inputs(self, provider: Provider, task: Task) -> None:
         work = provider.paths["work"]
-        if task.spec.open:
-            self.run_script(provider, "".join(f'open("{work}/{name}");\n'
-                                              for name in task.spec.open), timeout=30.0)
+        # One macro: each -eval call is a JVM start (seconds in an emulated VM). The status
+        # bar is cleared as after_ready does after a launch.
+        opens = "".join(f'open("{work}/{name}");\n' for name in task.spec.open)
+        self.run_script(provider, opens + 'showStatus("");', timeout=60.0)
 
     def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
         titles = {w.title for w in windows if w.width > 1 and w.height > 1}

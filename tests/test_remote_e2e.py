@@ -81,7 +81,15 @@ def test_reset_restores_the_start_frame(remote_env):
     env.step("pyautogui.click(294, 52)")  # open the Analyze menu
     changed, *_ = env.step("pyautogui.press('escape')")
     again, _ = env.reset(seed=5, options={"task": "count-nuclei"})
-    assert np.array_equal(first["screenshot"], again["screenshot"])
+    diff = np.any(first["screenshot"] != again["screenshot"], axis=2)
+    if diff.any():
+        ys, xs = np.nonzero(diff)
+        from PIL import Image
+
+        Image.fromarray(first["screenshot"]).save("/tmp/remote-first.png")
+        Image.fromarray(again["screenshot"]).save("/tmp/remote-again.png")
+        pytest.fail(f"{int(diff.sum())} pixels differ in x {xs.min()}..{xs.max()}, "
+                    f"y {ys.min()}..{ys.max()} (frames in /tmp/remote-*.png)")
     assert first["instruction"] == again["instruction"]
 
 

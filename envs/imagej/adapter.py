@@ -68,14 +68,15 @@ class Adapter(ToolAdapter):
         return "ImageJ" in titles and all(name in titles for name in files)
 
     def after_ready(self, provider: Provider, task: Task | None) -> None:
-        # Java can lay out the main window's menu bar before the Help menu is registered;
-        # a one-pixel resize makes it lay it out again the same way on every start.
+        # ImageJ prints how long opening the image took ("0.03 seconds (9.3 MB/sec)") in its
+        # status bar; that text differs between otherwise identical resets. The macro also
+        # proves ImageJ has finished starting up: its window can appear with the menu bar
+        # half built (only "File"), or laid out before the Help menu was registered.
+        self.run_script(provider, 'showStatus("");', timeout=15.0)
+        # A one-pixel resize then makes AWT lay the complete menu bar out again.
         for window in provider.windows():
             if window.title == "ImageJ":
                 provider.nudge_window(window.id)
-        # ImageJ prints how long opening the image took ("0.03 seconds (9.3 MB/sec)") in its
-        # status bar; that text differs between otherwise identical resets.
-        self.run_script(provider, 'showStatus("");', timeout=15.0)
 
     def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str:
         """Run an ImageJ macro in the running GUI; returns what it left in ``__out__``.

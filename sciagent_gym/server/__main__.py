@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     secret.add_argument("--token-cmdline", metavar="KEY",
                         help="read the token from KEY=... on the kernel command line")
     args = parser.parse_args(argv)
-    if not args.display:
+    if not args.display and sys.platform != "win32":
         parser.error("no X display: pass --display or set DISPLAY")
     if not args.home:
         parser.error("no home directory: pass --home")
@@ -57,20 +57,20 @@ def main(argv: list[str] | None = None) -> int:
               "controls this display", file=sys.stderr)
 
     from sciagent_gym.server.app import ControlServer
-    from sciagent_gym.server.machine import Machine
+    from sciagent_gym.server.backend import make_machine
 
     adapter = None
     if args.tool:
         from sciagent_gym.tools import load_adapter
 
         adapter = load_adapter(args.tool, getters=False)
-    machine = Machine(args.display, args.home, args.work)
+    machine = make_machine(args.display, args.home, args.work)
     server = ControlServer((args.host, args.port), machine, token, adapter)
     def stop(*_: object) -> None:
         raise KeyboardInterrupt  # leaves serve_forever through the finally below
 
     signal.signal(signal.SIGTERM, stop)
-    print(f"serving display {args.display} ({machine.width}x{machine.height}) on "
+    print(f"serving display {machine.display_name} ({machine.width}x{machine.height}) on "
           f"{args.host}:{server.server_address[1]}", file=sys.stderr, flush=True)
     try:
         server.serve_forever()

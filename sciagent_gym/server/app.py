@@ -365,7 +365,7 @@ def file_text(h: _Handler) -> None:
 
 def file_get(h: _Handler) -> None:
     try:
-        data = Machine.read_bytes(_path(h))
+        data = _machine(h).read_bytes(_path(h))
     except FileNotFoundError:
         raise HTTPError(HTTPStatus.NOT_FOUND, f"no file {h.query['path']}") from None
     except IsADirectoryError:
@@ -375,19 +375,19 @@ def file_get(h: _Handler) -> None:
 
 def file_put(h: _Handler) -> None:
     path = _path(h)
-    Machine.write_bytes(path, h._body())
+    _machine(h).write_bytes(path, h._body())
     h._json({})
 
 
 def tree_get(h: _Handler) -> None:
-    h._send(HTTPStatus.OK, Machine.get_tree(_path(h)), "application/x-tar")
+    h._send(HTTPStatus.OK, _machine(h).get_tree(_path(h)), "application/x-tar")
 
 
 def tree_put(h: _Handler) -> None:
     path = _path(h)
     data = h._body()
     try:
-        Machine.put_tree(path, data, clear=h.query.get("clear") in ("1", "true"))
+        _machine(h).put_tree(path, data, clear=h.query.get("clear") in ("1", "true"))
     except ValueError as exc:
         raise _bad(str(exc)) from None
     except Exception as exc:  # tarfile.ReadError and friends: the client sent a bad archive

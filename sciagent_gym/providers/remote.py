@@ -72,7 +72,7 @@ class RemoteProvider(Provider):
 
     def __init__(self, url: str, token: str, width: int = 1280, height: int = 800,
                  settle: SettleConfig | None = None, reset_hook: ResetHook | None = None,
-                 timeout: float = 60.0) -> None:
+                 timeout: float = 60.0, connect_timeout: float = 30.0) -> None:
         if not url or not token:
             raise ValueError("the remote provider needs url= and token= of a control server "
                              "(python -m sciagent_gym.server)")
@@ -85,7 +85,7 @@ class RemoteProvider(Provider):
         self._mirror = Path(tempfile.mkdtemp(prefix="sciagent-remote-")) / "work"
         self._paths: dict[str, str] = {}
         try:
-            self._check(self._client.wait_healthy(30.0))
+            self._check(self._client.wait_healthy(connect_timeout))
         except BaseException:
             self.close()
             raise

@@ -99,7 +99,8 @@ class SciGUIEnv(gym.Env):
         self._provider_args = {"url": url, "token": token, "reset_hook": reset_hook,
                                **(provider_options or {})}
         self.adapter = load_adapter(tool)
-        self.adapter.check_installed()
+        if provider == "local":  # elsewhere the program lives in the guest or remote machine
+            self.adapter.check_installed()
         self.specs: dict[str, TaskSpec] = load_specs(task_specs_root(), tool)
         if not self.specs:
             raise ValueError(f"tool {tool!r} has no task specs")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from typing import TYPE_CHECKING, Any
 
-from ._io import decode_text, existing_file, pick_key, read_bytes
+from ._io import decode_text, existing_file, looks_binary, pick_key, read_bytes
 from .registry import GetterError, register
 
 if TYPE_CHECKING:
@@ -52,3 +54,22 @@ def file_sha256(state: FinalState, path: str) -> str:
     except OSError as exc:
         raise GetterError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return digest.hexdigest()
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+@register("number_in_file")
+def number_in_file(state: FinalState, path: str, index: int = 0) -> float:
+    """The ``index``-th number written in a small text file ("25", "RMSD = 0.25 A",
+    "112.4 Hz"): how tasks take a single measured value as an answer."""
+    data = read_bytes(state, path, 1024 * 1024)
+    if looks_binary(data):
+        raise GetterError(f"{path}: binary data, not a text file")
+    numbers = _NUMBER.findall(decode_text(data))
+    if len(numbers) <= index:
+        raise GetterError(f"{path}: holds {len(numbers)} number(s), wanted number {index + 1}")
+    value = float(numbers[index])
+    if not math.isfinite(value):
+        raise GetterError(f"{path}: number {index + 1} is {value}")
+    return value

@@ -1,0 +1,155 @@
+"""PyMOL 2.5 (Debian ``pymol``): launch, readiness and a state channel over PyMOL's XML-RPC.
+
+PyMOL starts with ``-R``: an XML-RPC server on localhost port 9123 (or one of the next four).
+The program runs in a bubblewrap sandbox with its own network namespace, so that port exists
+only inside the sandbox: the client is a short ``python3 -c`` started in the same sandbox. It
+writes the request (Python) to the sandbox's private /tmp and asks PyMOL over XML-RPC to
+``run`` it; PyMOL runs it on its GUI thread (commands execute synchronously there), and the
+request writes its JSON answer to a file that it renames when complete, which the adapter reads.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.controller.windows import WindowInfo
+from sciagent_gym.errors import SciAgentError
+from sciagent_gym.tools import ToolAdapter
+
+if TYPE_CHECKING:
+    from sciagent_gym.providers.base import Provider
+    from sciagent_gym.tasks.task import Task
+
+STATE_CODE = Path(__file__).with_name("state_dump.py").read_text()
+RPC_PORT = 9123
+WINDOW_TITLE = "PyMOL"
+
+# The client: argv[1] request path, argv[2] request code. Tries the ports PyMOL may use.
+CLIENT = """\
+import sys, time, xmlrpc.client
+path, code = sys.argv[1], sys.argv[2]
+with open(path, "w") as fh:
+    fh.write(code)
+last = None
+for attempt in range(200):  # PyMOL may still be starting: retry for about 20 s
+    for port in range(%d, %d):
+        try:
+            xmlrpc.client.ServerProxy("http://127.0.0.1:%%d" %% port).do("run " + path, 0, 0)
+            sys.exit(0)
+        except OSError as exc:
+            last = exc
+    time.sleep(0.1)
+sys.exit("PyMOL XML-RPC not reachable: %%s" %% last)
+""" % (RPC_PORT, RPC_PORT + 5)  # noqa: UP031 (the client code has its own braces)
+
+# Runs inside PyMOL: executes CODE with ``cmd`` at hand, answers {"ok", "out" | "error"}.
+REQUEST = """\
+import json as _json, os as _os, traceback as _tb
+from pymol import cmd as _cmd
+try:
+    _ns = {{"cmd": _cmd, "__name__": "sciagent_request"}}
+    exec({code!r}, _ns)
+    _res = {{"ok": True, "out": _ns.get("__out__")}}
+except BaseException:
+    _res = {{"ok": False, "error": _tb.format_exc()[-2000:]}}
+with open({part!r}, "w") as _fh:
+    _json.dump(_res, _fh, default=str)
+_os.rename({part!r}, {done!r})
+"""
+
+
+class ScriptError(SciAgentError):
+    """A PyMOL request failed or did not finish."""
+
+
+class Adapter(ToolAdapter):
+    ready_timeout = 30.0
+
+    @property
+    def generators(self):  # imported on use: the control server in a guest needs no numpy
+        from sciagent_gym.envs.pymol import data
+
+        return data.GENERATORS
+
+    def __init__(self, info) -> None:
+        super().__init__(info)
+        self._counter = itertools.count(1)
+
+    def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
+        work = provider.paths["work"]
+        files = task.spec.open if task is not None else []
+        # -R: XML-RPC server; -q: no start-up banner (its text is the same, but quieter);
+        # -W/-H and -X/-Y: one fixed window geometry for every start.
+        return ["pymol", "-R", "-q", "-W", "1000", "-H", "560", "-X", "0", "-Y", "0",
+                *(f"{work}/{name}" for name in files)]
+
+    def launch_env(self, provider: Provider) -> dict[str, str]:
+        # /usr/bin/pymol runs "python3" from PATH: the system one (with PyMOL and PyQt5).
+        return {"PATH": "/usr/bin:/bin", "PYMOL_RPCHOST": "localhost",
+                "QT_X11_NO_MITSHM": "1", "LIBGL_ALWAYS_SOFTWARE": "1"}
+
+    def open_inputs(self, provider: Provider, task: Task) -> None:
+        work = provider.paths["work"]
+        code = "".join(f"cmd.load({f'{work}/{name}'!r})\n" for name in task.spec.open)
+        self._request(provider, code, timeout=60.0)
+
+    def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
+        return any(w.title.startswith(WINDOW_TITLE) and w.width > 1 and w.height > 1
+                   for w in windows)
+
+    def after_ready(self, provider: Provider, task: Task | None) -> None:
+        # The first answer over the channel proves PyMOL has finished starting (and loading
+        # the task's files): its window appears before the inputs are read.
+        self._request(provider, "__out__ = cmd.get_names('objects')",
+                      timeout=self.ready_timeout)
+
+    def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str:
+        """Run PyMOL commands (one per line, as typed at the ``PyMOL>`` prompt) in the GUI.
+
+        A script whose first line is ``#python`` is Python instead, with ``cmd`` available;
+        what it leaves in ``__out__`` is returned (as JSON text unless it is a string).
+        """
+        if code.lstrip().startswith("#python"):
+            body = code
+        else:
+            body = f"cmd.do({code!r})\n"
+        out = self._request(provider, body, timeout)
+        return out if isinstance(out, str) else json.dumps(out)
+
+    def _request(self, provider: Provider, code: str, timeout: float) -> Any:
+        tmp = provider.paths["tmp"]
+        n = next(self._counter)
+        path = f"{tmp}/sciagent-pymol-{n}.py"
+        part, done = f"{tmp}/sciagent-pymol-{n}.part", f"{tmp}/sciagent-pymol-{n}.json"
+        request = REQUEST.format(code=code, part=part, done=done)
+        client = f"pymol-client-{n}"
+        provider.spawn_in_sandbox(client, ["/usr/bin/python3", "-S", "-c", CLIENT, path,
+                                           request])
+        try:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                answer = provider.read_file(done, remove=True)
+                if answer is not None:
+                    break
+                time.sleep(0.01)
+            else:
+                raise ScriptError(f"PyMOL gave no answer within {timeout:.0f}s")
+        finally:
+            provider.kill_in_sandbox(client)
+        try:
+            reply = json.loads(answer)
+        except json.JSONDecodeError as exc:
+            raise ScriptError(f"PyMOL's answer is not JSON ({exc}): {answer[:300]}") from None
+        if not reply.get("ok"):
+            raise ScriptError(f"PyMOL request failed: {reply.get('error')}")
+        return reply.get("out")
+
+    def dump_state(self, provider: Provider) -> dict[str, Any]:
+        out = self._request(provider, STATE_CODE, timeout=20.0)
+        if not isinstance(out, dict):
+            raise ScriptError(f"state dump is not an object: {str(out)[:300]}")
+        return out

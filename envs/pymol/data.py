@@ -1,0 +1,247 @@
+"""Input structures for the PyMOL tasks, and the gold values derived from them.
+
+Every generator takes ``(work_dir, rng, **args)``, copies a real structure from the Debian
+``pymol-data`` package into the task's working directory and returns gold values computed from
+that file by PyMOL itself, run headless (``pymol2``, the system ``python3``) outside the
+sandbox, so the selection semantics (``polymer``, ``within``, ``byres``) are PyMOL's own.
+Results are cached per (file, question): the structures never change.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DATA = Path("/usr/share/pymol/data")
+SOURCES = {"1tii.pdb": DATA / "demo/1tii.pdb", "1hpv.pdb": DATA / "tut/1hpv.pdb",
+           "il2.pdb": DATA / "demo/il2.pdb", "pept.pdb": DATA / "demo/pept.pdb"}
+SYSTEM_PYTHON = "/usr/bin/python3"
+_MARK = "@@SCIAGENT-JSON@@"
+_PRELUDE = """\
+import json
+from pymol2 import PyMOL
+_p = PyMOL()
+_p.start()
+cmd = _p.cmd
+"""
+
+
+class GoldError(RuntimeError):
+    """Headless PyMOL could not compute a gold value."""
+
+
+def run_headless(code: str, timeout: float = 120.0) -> Any:
+    """Run ``code`` in a headless PyMOL (``cmd`` defined); returns what it leaves in ``out``."""
+    return json.loads(_run_headless_cached(code, timeout))
+
+
+@functools.lru_cache(maxsize=256)
+def _run_headless_cached(code: str, timeout: float) -> str:
+    script = f"{_PRELUDE}out = None\n{code}\nprint({_MARK!r} + json.dumps(out))\n"
+    with tempfile.TemporaryDirectory(prefix="sciagent-pymol-gold-") as home:
+        try:
+            res = subprocess.run([SYSTEM_PYTHON, "-c", script], capture_output=True, text=True,
+                                 timeout=timeout, cwd=home,
+                                 env={"PATH": "/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"})
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GoldError(f"headless PyMOL did not run: {exc}") from None
+    for line in res.stdout.splitlines():
+        if line.startswith(_MARK):
+            return line[len(_MARK):]
+    raise GoldError(f"headless PyMOL gave no answer (exit {res.returncode}): "
+                    f"{(res.stderr or res.stdout)[-800:]}")
+
+
+def run_headless_file(code: str, path: str, timeout: float = 120.0) -> Any:
+    """Run ``code`` in a headless PyMOL with ``sys.argv[1] == path`` (not cached: the file is
+    an agent's output)."""
+    script = f"{_PRELUDE}out = None\n{code}\nprint({_MARK!r} + json.dumps(out))\n"
+    with tempfile.TemporaryDirectory(prefix="sciagent-pymol-read-") as home:
+        try:
+            res = subprocess.run([SYSTEM_PYTHON, "-c", script, path], capture_output=True,
+                                 text=True, timeout=timeout, cwd=home,
+                                 env={"PATH": "/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"})
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GoldError(f"headless PyMOL did not run: {exc}") from None
+    for line in res.stdout.splitlines():
+        if line.startswith(_MARK):
+            return json.loads(line[len(_MARK):])
+    raise GoldError(f"headless PyMOL gave no answer (exit {res.returncode}): "
+                    f"{(res.stderr or res.stdout)[-800:]}")
+
+
+def _copy(work: Path, source: str, path: str) -> Path:
+    if source not in SOURCES:
+        raise ValueError(f"unknown structure {source!r} (known: {', '.join(SOURCES)})")
+    dest = work / path
+    shutil.copyfile(SOURCES[source], dest)
+    return dest
+
+
+def _load(dest: Path) -> str:
+    # the gold is computed from the bytes written, loaded under a fixed object name
+    digest = hashlib.sha256(dest.read_bytes()).hexdigest()[:16]
+    return f"# {digest}\ncmd.load({str(dest)!r}, 'm')\n"
+
+
+def structure(work: Path, rng: np.random.Generator, source: str, path: str | None = None
+              ) -> dict[str, Any]:
+    """Copy ``source`` (e.g. "1tii.pdb") to ``path``. Gold: atom counts of the whole model,
+    its polymer, solvent and organic (ligand) parts, its chains and residues per chain."""
+    dest = _copy(work, source, path or source)
+    code = _load(dest) + """
+chains = [c for c in cmd.get_chains('m') if c]
+out = {"atoms": cmd.count_atoms('m'), "polymer": cmd.count_atoms('m and polymer'),
+       "solvent": cmd.count_atoms('m and solvent'), "organic": cmd.count_atoms('m and organic'),
+       "no_solvent": cmd.count_atoms('m and not solvent'), "chains": chains,
+       "organic_carbons": cmd.count_atoms('m and organic and elem C'),
+       "chain_atoms": {c: cmd.count_atoms("m and chain %s" % c) for c in chains},
+       "chain_polymer": {c: cmd.count_atoms("m and polymer and chain %s" % c) for c in chains}}
+"""
+    return run_headless(code)
+
+
+def chain(work: Path, rng: np.random.Generator, source: str, chain: str,
+          path: str | None = None) -> dict[str, Any]:
+    """Copy ``source``; gold for one chain: its atoms (all, polymer only), residues (CA)."""
+    dest = _copy(work, source, path or source)
+    code = _load(dest) + f"""
+c = {chain!r}
+out = {{"atoms": cmd.count_atoms("m and chain " + c),
+       "polymer": cmd.count_atoms("m and polymer and chain " + c),
+       "residues": cmd.count_atoms("m and polymer and name CA and chain " + c),
+       "other_atoms": cmd.count_atoms("m and not chain " + c),
+       "total": cmd.count_atoms("m")}}
+"""
+    return run_headless(code)
+
+
+def residue_type(work: Path, rng: np.random.Generator, source: str, resn: str,
+                 path: str | None = None) -> dict[str, Any]:
+    """Copy ``source``; gold: the number of residues and atoms of residue type ``resn``."""
+    dest = _copy(work, source, path or source)
+    code = _load(dest) + f"""
+r = {resn!r}
+res = set()
+cmd.iterate("m and resn " + r, "res.add((chain, segi, resi))", space={{"res": res}})
+out = {{"residues": len(res), "atoms": cmd.count_atoms("m and resn " + r),
+       "ca": cmd.count_atoms("m and name CA and resn " + r)}}
+"""
+    return run_headless(code)
+
+
+def ca_distance(work: Path, rng: np.random.Generator, source: str, resi: int,
+                chain1: str = "A", chain2: str = "B", atom: str = "CA",
+                path: str | None = None) -> dict[str, Any]:
+    """Copy ``source``; gold: the distance between atom ``atom`` of residue ``resi`` in
+    ``chain1`` and in ``chain2`` (Å), and that between residue ``resi`` and ``resi + 1`` in
+    ``chain1`` (a plausible mix-up)."""
+    dest = _copy(work, source, path or source)
+    code = _load(dest) + f"""
+a = "m and chain {chain1} and resi {resi} and name {atom}"
+b = "m and chain {chain2} and resi {resi} and name {atom}"
+c = "m and chain {chain1} and resi {int(resi) + 1} and name {atom}"
+assert cmd.count_atoms(a) == 1 and cmd.count_atoms(b) == 1, "atoms not unique"
+out = {{"distance": cmd.get_distance(a, b), "neighbour": cmd.get_distance(a, c),
+       "resn": cmd.get_model(a).atom[0].resn, "resi_next": {int(resi) + 1}}}
+"""
+    return run_headless(code)
+
+
+def contacts(work: Path, rng: np.random.Generator, source: str, near: str, cutoff: float,
+             of: str = "polymer", path: str | None = None) -> dict[str, Any]:
+    """Copy ``source``; gold: the residues of ``of`` with any atom within ``cutoff`` Å of
+    ``near`` (PyMOL: ``byres (of within cutoff of near)``), as residue and atom counts, plus
+    the counts for a cutoff 1.5 Å larger and for atoms instead of whole residues."""
+    dest = _copy(work, source, path or source)
+    code = _load(dest) + f"""
+def count(sel):
+    res = set()
+    cmd.iterate(sel, "res.add((chain, segi, resi))", space={{"res": res}})
+    return len(res), cmd.count_atoms(sel)
+near = "m and ({near})"
+of = "m and ({of})"
+r, a = count("byres ((%s) within {float(cutoff)} of (%s))" % (of, near))
+r2, a2 = count("byres ((%s) within {float(cutoff) + 1.5} of (%s))" % (of, near))
+_, a_only = count("(%s) within {float(cutoff)} of (%s)" % (of, near))
+ra, aa = count("byres (m within {float(cutoff)} of (%s)) and not (%s)" % (near, near))
+out = {{"residues": r, "atoms": a, "residues_wider": r2, "atoms_wider": a2,
+       "wider": {float(cutoff) + 1.5},
+       "atoms_only": a_only, "residues_any": ra, "atoms_any": aa}}
+"""
+    return run_headless(code)
+
+
+def chain_alignment(work: Path, rng: np.random.Generator, source: str, mobile: str,
+                    target: str, path: str | None = None) -> dict[str, Any]:
+    """Copy ``source``; gold for superimposing chain ``mobile`` onto chain ``target`` with
+    PyMOL's ``align`` on CA atoms (default outlier rejection): the RMSD after refinement, the
+    aligned atom count, the RMSD before rejection, the RMSD of the chains as they are in the
+    file (no superposition), ``super``'s RMSD, and the target chain's CA centroid."""
+    dest = _copy(work, source, path or source)
+    code = _load(dest) + f"""
+cmd.create("mob", "m and chain {mobile}")
+cmd.create("tgt", "m and chain {target}")
+before = cmd.rms_cur("mob and name CA", "tgt and name CA", matchmaker=4)
+r = cmd.align("mob and name CA", "tgt and name CA")
+cmd.create("mob2", "m and chain {mobile}")
+s = cmd.super("mob2 and name CA", "tgt and name CA")
+cmd.create("mob3", "m and chain {mobile}")
+allatoms = cmd.align("mob3", "tgt")
+ca = cmd.get_coords("tgt and name CA").mean(axis=0)
+out = {{"rmsd": r[0], "aligned_atoms": r[1], "rmsd_before_rejection": r[3],
+       "rmsd_unaligned": before, "rmsd_super": s[0], "rmsd_all_atoms": allatoms[0],
+       "target_ca_centroid": [float(v) for v in ca],
+       "mobile_atoms": cmd.count_atoms("mob"), "target_atoms": cmd.count_atoms("tgt")}}
+"""
+    return run_headless(code)
+
+
+def colour(work: Path, rng: np.random.Generator, name: str, source: str | None = None,
+           path: str | None = None) -> dict[str, Any]:
+    """PyMOL's RGB for colour ``name`` (0-1 and 0-255), copying ``source`` if given."""
+    if source:
+        _copy(work, source, path or source)
+    rgb = run_headless(f"out = list(cmd.get_color_tuple({name!r}))")
+    return {"rgb": [round(float(v), 4) for v in rgb],
+            "rgb8": [int(round(float(v) * 255)) for v in rgb]}
+
+
+def residue_range(work: Path, rng: np.random.Generator, source: str, lo: int, hi: int,
+                  path: str | None = None) -> dict[str, Any]:
+    """Copy ``source``; gold: atoms of the whole model and of residues ``lo``-``hi``."""
+    dest = _copy(work, source, path or source)
+    code = _load(dest) + f"""
+out = {{"atoms": cmd.count_atoms("m"), "range_atoms": cmd.count_atoms("m and resi {lo}-{hi}"),
+       "range_residues": cmd.count_atoms("m and name CA and resi {lo}-{hi}"),
+       "hi_plus": {int(hi) + 2}}}
+"""
+    return run_headless(code)
+
+
+def decoy(work: Path, rng: np.random.Generator, source: str, path: str) -> dict[str, Any]:
+    """Copy ``source`` to ``path`` (an input the task does not ask about). Gold: its atoms."""
+    dest = _copy(work, source, path)
+    return {"atoms": sum(1 for line in dest.read_text().splitlines()
+                         if line.startswith(("ATOM  ", "HETATM")))}
+
+
+GENERATORS = {
+    "structure": structure,
+    "chain": chain,
+    "residue_type": residue_type,
+    "ca_distance": ca_distance,
+    "contacts": contacts,
+    "chain_alignment": chain_alignment,
+    "colour": colour,
+    "residue_range": residue_range,
+    "decoy": decoy,
+}

@@ -1,0 +1,35 @@
+"""What every tool's task audit test asserts, shared so the per-tool modules stay thin."""
+
+from __future__ import annotations
+
+from sciagent_gym.tasks.spec import TaskSpec, load_specs
+from sciagent_gym.tools import task_specs_root
+
+
+def audit_cases(tool: str, seeds: tuple[int, ...]) -> tuple[dict[str, TaskSpec], list[tuple]]:
+    """The tool's specs and one (task id, case, seed) per oracle, no-op and negative run."""
+    specs = load_specs(task_specs_root(), tool)
+    cases = [(task_id, case, seed) for task_id, spec in sorted(specs.items())
+             for case in ("oracle", "noop", *sorted(spec.negatives)) for seed in seeds]
+    return specs, cases
+
+
+def check_case(report, specs: dict[str, TaskSpec], task_id: str, case: str, seed: int) -> None:
+    """Oracle scores 1.0 and succeeds; no-op scores 0 (unless FAIL is right); negatives fail."""
+    [result] = [c for c in report.cases
+                if (c.task_id, c.case, c.seed) == (task_id, case, seed)]
+    assert result.error is None, result.error
+    if case == "oracle":
+        assert result.score == 1.0 and result.success, result.failed_criteria
+    elif case == "noop" and not specs[task_id].infeasible:
+        assert result.score == 0.0 and not result.success
+    else:
+        assert not result.success, (result.score, result.failed_criteria)
+
+
+def check_cross(report, specs: dict[str, TaskSpec], seeds: tuple[int, ...]) -> None:
+    """No task's evaluator accepts another task's oracle state; F1 of success >= 0.99."""
+    n_tasks = len(specs)
+    assert len(report.cross) == n_tasks * (n_tasks - 1) * len(seeds)
+    assert [(x.evaluator_task, x.state_task) for x in report.cross if x.success] == []
+    assert report.metrics["f1"] >= 0.99, report.table()

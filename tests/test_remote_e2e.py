@@ -67,8 +67,8 @@ def test_oracle_scores_one_over_the_wire(remote_env):
     assert env.unwrapped.evaluation.score == 1.0, env.unwrapped.evaluation.to_dict()
 
 
-def test_gui_only_oracle_over_the_wire(remote_env):
-    """set-scale's oracle is clicks and keys only: menus, a dialog, the GTK save dialog."""
+def test_second_task_over_the_wire(remote_env):
+    """A second task after the first, on the same remote display and server."""
     env = remote_env
     env.reset(seed=1, options={"task": "set-scale"})
     run_steps(env, env.unwrapped.task.steps("oracle"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import MissingProgramError
+from sciagent_gym.errors import MissingProgramError, SciAgentError
 
 if TYPE_CHECKING:
     from sciagent_gym.providers.base import Provider
@@ -156,3 +157,28 @@ class ToolAdapter:
     def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str | None:
         """Run code in the program's own scripting language (oracles); returns its answer."""
         raise NotImplementedError
+
+    # -- shared plumbing for state channels ---------------------------------------------------
+    def run_client(self, provider: Provider, name: str, argv: list[str], answer: str,
+                   timeout: float, error: type[SciAgentError] = SciAgentError,
+                   check: Callable[[], None] | None = None, poll: float = 0.02) -> str:
+        """Start a channel client ``argv`` in the sandbox and wait for its answer file.
+
+        The program writes ``answer`` (a path in the sandbox) only once the reply is complete
+        (written elsewhere, then renamed), so the first read that finds it is whole. ``check``
+        runs between polls and raises to give up early (e.g. when the program showed an error
+        dialog instead of answering). The client is always ended, answered or not.
+        """
+        provider.spawn_in_sandbox(name, argv)
+        try:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                text = provider.read_file(answer, remove=True)
+                if text is not None:
+                    return text
+                if check is not None:
+                    check()
+                time.sleep(poll)
+            raise error(f"{self.info.display_name} gave no answer within {timeout:.0f}s")
+        finally:
+            provider.kill_in_sandbox(name)

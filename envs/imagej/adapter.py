@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,24 +89,18 @@ class Adapter(ToolAdapter):
         wrapped = (f'__out__ = "";\n{code}\n'
                    f'File.saveString("" + __out__, "{part}");\n'
                    f'dummy = File.rename("{part}", "{done}");\n')
-        client = f"macro-client-{n}"
-        provider.spawn_in_sandbox(client, [*self._java(provider), "-eval", wrapped])
-        try:
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                answer = provider.read_file(done, remove=True)
-                if answer is not None:
-                    return answer
-                errors = [w for w in provider.windows() if w.title in ERROR_TITLES]
-                if errors:
-                    for w in errors:
-                        provider.close_window(w.id)
-                    raise MacroError("ImageJ rejected the macro (it showed a 'Macro Error' "
-                                     "dialog, now closed)")
-                time.sleep(0.02)
-            raise MacroError(f"macro gave no answer within {timeout:.0f}s")
-        finally:
-            provider.kill_in_sandbox(client)
+
+        def check() -> None:
+            errors = [w for w in provider.windows() if w.title in ERROR_TITLES]
+            if errors:
+                for w in errors:
+                    provider.close_window(w.id)
+                raise MacroError("ImageJ rejected the macro (it showed a 'Macro Error' "
+                                 "dialog, now closed)")
+
+        return self.run_client(provider, f"macro-client-{n}",
+                               [*self._java(provider), "-eval", wrapped], done, timeout,
+                               MacroError, check)
 
     def dump_state(self, provider: Provider) -> dict[str, Any]:
         raw = self.run_script(provider, STATE_MACRO, timeout=20.0)

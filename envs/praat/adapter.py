@@ -125,26 +125,21 @@ class Adapter(ToolAdapter):
         wrapped = (f'out$ = ""\nsciagent_scratch$ = {_quote(base + ".scratch")}\n{code}\n'
                    f"writeFile: {_quote(out)}, out$\n"
                    f'writeFile: {_quote(done)}, "done"\n')
-        client = f"praat-send-{n}"
         before = {w.id for w in provider.windows() if is_error_dialog(w)}
-        provider.spawn_in_sandbox(client, ["sh", "-c", _SEND, "send", wrapped, script])
-        try:
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                if provider.read_file(done, remove=True) is not None:
-                    return provider.read_file(out, remove=True) or ""
-                errors = [w for w in provider.windows()
-                          if is_error_dialog(w) and w.id not in before]
-                if errors:
-                    time.sleep(0.05)
-                    for w in errors:
-                        provider.close_window(w.id)
-                    raise PraatScriptError("Praat rejected the script (it showed an error "
-                                           "message, now closed)")
-                time.sleep(0.02)
-            raise PraatScriptError(f"script gave no answer within {timeout:.0f}s")
-        finally:
-            provider.kill_in_sandbox(client)
+
+        def check() -> None:
+            errors = [w for w in provider.windows() if is_error_dialog(w) and w.id not in before]
+            if errors:
+                time.sleep(0.05)
+                for w in errors:
+                    provider.close_window(w.id)
+                raise PraatScriptError("Praat rejected the script (it showed an error "
+                                       "message, now closed)")
+
+        self.run_client(provider, f"praat-send-{n}",
+                        ["sh", "-c", _SEND, "send", wrapped, script], done, timeout,
+                        PraatScriptError, check)
+        return provider.read_file(out, remove=True) or ""
 
     def dump_state(self, provider: Provider) -> dict[str, Any]:
         raw = self.run_script(provider, STATE_SCRIPT, timeout=20.0)

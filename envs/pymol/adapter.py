@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -126,20 +125,9 @@ class Adapter(ToolAdapter):
         path = f"{tmp}/sciagent-pymol-{n}.py"
         part, done = f"{tmp}/sciagent-pymol-{n}.part", f"{tmp}/sciagent-pymol-{n}.json"
         request = REQUEST.format(code=code, part=part, done=done)
-        client = f"pymol-client-{n}"
-        provider.spawn_in_sandbox(client, ["/usr/bin/python3", "-S", "-c", CLIENT, path,
-                                           request])
-        try:
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                answer = provider.read_file(done, remove=True)
-                if answer is not None:
-                    break
-                time.sleep(0.01)
-            else:
-                raise ScriptError(f"PyMOL gave no answer within {timeout:.0f}s")
-        finally:
-            provider.kill_in_sandbox(client)
+        answer = self.run_client(provider, f"pymol-client-{n}",
+                                 ["/usr/bin/python3", "-S", "-c", CLIENT, path, request],
+                                 done, timeout, ScriptError, poll=0.01)
         try:
             reply = json.loads(answer)
         except json.JSONDecodeError as exc:

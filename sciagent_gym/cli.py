@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -196,6 +197,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_install(args: argparse.Namespace) -> int:
+    from importlib import resources
+
+    recipes = Path(str(resources.files("sciagent_gym.vm_images")))
+    script = recipes / args.tool / "install.sh"
+    if not script.is_file():
+        known = sorted(p.parent.name for p in recipes.glob("*/install.sh"))
+        listed = ", ".join(known) or "none"
+        raise ValueError(f"no install recipe for {args.tool!r} (recipes: {listed}); tools "
+                         "from Debian packages install with apt-get, see `sciagent-gym doctor`")
+    return subprocess.call(["bash", str(script), *args.recipe_args])
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sciagent-gym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -267,6 +281,13 @@ def build_parser() -> argparse.ArgumentParser:
     from sciagent_gym.cli_image import add_image_parser
 
     add_image_parser(sub)
+
+    p = sub.add_parser("install", help="install a tool that no system package provides "
+                                       "(runs its recipe under vm_images/<tool>/install.sh)")
+    p.add_argument("tool", help="e.g. qupath")
+    p.add_argument("recipe_args", nargs=argparse.REMAINDER,
+                   help="passed to the recipe (e.g. --prefix DIR; --help lists them)")
+    p.set_defaults(func=_cmd_install)
 
     p = sub.add_parser("doctor", help="check what is installed and what is missing")
     p.add_argument("--json", action="store_true")

@@ -72,11 +72,15 @@ def run_checks() -> list[Check]:
     checks += _qemu_checks()
     for info in discover().values():
         for req in info.requires:
-            ok = not req.missing()
+            where = req.locate()
             fix = req.install or f"apt-get install -y {req.package}"
-            checks.append(Check(f"tool:{info.name}", req.program, ok,
-                                f"needed by {info.env_id}" if ok else "not found",
-                                "" if ok else fix, required=False))
+            detail = (f"needed by {info.env_id}" if str(where) == req.program else
+                      f"{where} (needed by {info.env_id})" if where else
+                      f"not found ({req.package})" if req.install else "not found")
+            if where is None and req.env:
+                detail += f"; set {req.env} to the executable if it is installed elsewhere"
+            checks.append(Check(f"tool:{info.name}", req.program, where is not None, detail,
+                                "" if where else fix, required=False))
     return checks
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -30,17 +31,46 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Requirement:
-    """A program the tool needs, and what provides it."""
+    """A program the tool needs, and what provides it.
+
+    Programs outside the system's package manager (QuPath, say) are found through an
+    environment variable naming the executable (``env``), then PATH, then ``search``: install
+    locations, with ``~`` and ``$VARS`` expanded (a path whose variable is unset is skipped).
+    """
 
     program: str
     package: str
     install: str = ""  # a command that installs it, when not a plain apt package
+    env: str = ""
+    search: tuple[str, ...] = ()
+
+    def locate(self) -> Path | None:
+        """Where the program is, or None."""
+        if self.env and os.environ.get(self.env):
+            path = Path(os.environ[self.env]).expanduser()
+            return path if path.is_file() and os.access(path, os.X_OK) else None
+        found = shutil.which(self.program)
+        if found:
+            return Path(found)
+        if Path(self.program).is_absolute() and Path(self.program).exists():
+            return Path(self.program)
+        for pattern in self.search:
+            expanded = os.path.expanduser(os.path.expandvars(pattern))
+            if "$" in expanded:
+                continue
+            path = Path(expanded)
+            if path.is_file() and os.access(path, os.X_OK):
+                return path
+        return None
 
     def missing(self) -> bool:
-        return shutil.which(self.program) is None and not Path(self.program).exists()
+        return self.locate() is None
 
     def error(self) -> MissingProgramError:
-        return MissingProgramError(self.program, self.package, self.install or None)
+        program = self.program
+        if self.env and os.environ.get(self.env):
+            program += f" ({self.env}={os.environ[self.env]} is not an executable file)"
+        return MissingProgramError(program, self.package, self.install or None)
 
 
 @dataclass(frozen=True)
@@ -68,7 +98,8 @@ def discover() -> dict[str, ToolInfo]:
     found = {}
     for meta_path in sorted(envs_root().glob("*/tool.json")):
         meta = json.loads(meta_path.read_text())
-        reqs = tuple(Requirement(**r) for r in meta.get("requires", []))
+        reqs = tuple(Requirement(**{**r, "search": tuple(r.get("search", ()))})
+                     for r in meta.get("requires", []))
         found[meta["name"]] = ToolInfo(
             name=meta["name"], env_id=meta["env_id"], display_name=meta["display_name"],
             domain=meta.get("domain", ""), requires=reqs, folder=meta_path.parent,

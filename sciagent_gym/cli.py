@@ -68,6 +68,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"error: unknown env {args.env!r} (known: {known})", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else None
+    agent = None
+    if args.policy == "vlm":
+        from sciagent_gym.agents import PromptAgent
+
+        agent = PromptAgent(base_url=args.base_url, model=args.model,
+                            api_key=os.environ.get(args.api_key_env), history=args.history)
     # A spare sandbox only pays off when another episode follows.
     remote = {"url": args.url, "token": args.token} if args.provider == "remote" else {}
     env = gym.make(env_id, task=args.task, isolation=args.isolation, split=args.split,
@@ -81,12 +87,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
             seed = args.seed + k
             ep_dir = out / f"ep{k:03d}-seed{seed}" if out else None
             res = run_episode(env, args.policy, seed, task=args.task, out_dir=ep_dir,
-                              max_steps=args.max_steps)
+                              max_steps=args.max_steps, agent=agent)
             results.append(res)
             passed = sum(c["passed"] for c in res.criteria)
             tqdm.write(f"episode {k} seed={seed} task={res.task_id} variant={res.variant} "
                        f"score={res.score:.3f} success={res.success} steps={res.steps} "
-                       f"criteria={passed}/{len(res.criteria)} ({res.seconds:.1f}s)")
+                       f"criteria={passed}/{len(res.criteria)} ({res.seconds:.1f}s)"
+                       + (f" tokens={res.agent['total_tokens']}" if res.agent else ""))
             if args.verbose:
                 for c in res.criteria:
                     tqdm.write(f"    [{'x' if c['passed'] else ' '}] {c['name']} "
@@ -225,7 +232,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run episodes of a baseline policy")
     p.add_argument("--env", required=True, help="env id, e.g. SciGUI-ImageJ-v0")
     p.add_argument("--task", help="task id (default: sampled per episode)")
-    p.add_argument("--policy", choices=("random", "oracle", "noop"), default="random")
+    p.add_argument("--policy", choices=("random", "oracle", "noop", "vlm"), default="random",
+                   help="vlm: a model behind an OpenAI-compatible chat-completions endpoint")
+    p.add_argument("--base-url", help="vlm: endpoint up to /chat/completions "
+                                      "(default $SCIAGENT_VLM_BASE_URL)")
+    p.add_argument("--model", help="vlm: model name (default $SCIAGENT_VLM_MODEL)")
+    p.add_argument("--api-key-env", default="SCIAGENT_VLM_API_KEY",
+                   help="vlm: environment variable holding the API key (default "
+                        "SCIAGENT_VLM_API_KEY, then OPENAI_API_KEY)")
+    p.add_argument("--history", type=int, default=3,
+                   help="vlm: earlier (screenshot, reply) pairs sent each turn")
     p.add_argument("--episodes", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
     p.add_argument("--max-steps", type=int, help="step cap for the random policy")

@@ -22,7 +22,7 @@ from PIL import Image
 from sciagent_gym.spaces import ACTION_TYPES, action_to_dict, from_space_sample
 from sciagent_gym.tasks.oracle import run_steps
 
-POLICIES = ("random", "oracle", "noop")
+POLICIES = ("random", "oracle", "noop", "vlm")
 # Random exploration never ends the episode itself, holds nothing down and runs no shell.
 _RANDOM_TYPES = [ACTION_TYPES.index(t) for t in (
     "click", "double_click", "right_click", "move", "drag", "scroll", "type", "key", "hotkey")]
@@ -60,6 +60,7 @@ class EpisodeResult:
     directory: str | None = None
     split: str = ""
     paths: dict[str, str] = field(default_factory=dict)
+    agent: dict[str, Any] = field(default_factory=dict)  # a model agent's usage
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,6 +115,7 @@ class _RecordingEnv(gym.Wrapper):
         super().__init__(env)
         self.recorder = recorder
         self.last: tuple | None = None
+        self.note: dict[str, Any] = {}  # merged into the next step's line (e.g. a reply)
 
     def step(self, action):
         out = self.env.step(action)
@@ -125,7 +127,9 @@ class _RecordingEnv(gym.Wrapper):
             "action_error": info.get("action_error"), "app_crashed": info.get("app_crashed"),
             "timings": info.get("timings"), "evaluation": info.get("evaluation"),
             "terminal": obs["terminal"][-2000:], "screenshot": self.recorder.frame(obs),
+            **self.note,
         })
+        self.note = {}
         self.last = out
         return out
 
@@ -137,10 +141,18 @@ def info_split(base) -> str:
 
 
 def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
-                out_dir: Path | None = None, max_steps: int | None = None) -> EpisodeResult:
-    """One episode of ``policy`` on ``env`` (a made env), recorded into ``out_dir`` if given."""
+                out_dir: Path | None = None, max_steps: int | None = None,
+                agent=None) -> EpisodeResult:
+    """One episode of ``policy`` on ``env`` (a made env), recorded into ``out_dir`` if given.
+
+    ``policy="vlm"`` needs ``agent``, a :class:`sciagent_gym.agents.PromptAgent` (or anything
+    with its ``reset(instruction, screen)`` / ``act(obs, feedback) -> (action, reply)`` /
+    ``usage`` shape); its replies and usage are recorded with each step.
+    """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
+    if policy == "vlm" and agent is None:
+        raise ValueError("policy 'vlm' needs an agent (e.g. sciagent_gym.agents.PromptAgent)")
     base = env.unwrapped
     t0 = time.monotonic()
     obs, info = env.reset(seed=seed, options={"task": task} if task else None)
@@ -160,6 +172,16 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
             run_steps(wrapped, steps)
         elif policy == "noop":
             wrapped.step("DONE")
+        elif policy == "vlm":
+            agent.reset(info["instruction"], (base.width, base.height))
+            feedback = None
+            for _ in range(budget):
+                action, reply = agent.act(obs, feedback)
+                wrapped.note = {"reply": reply, "usage": agent.usage.to_dict()}
+                obs, _, terminated, truncated, step_info = wrapped.step(action)
+                feedback = step_info.get("action_error")
+                if terminated or truncated:
+                    break
         else:
             act = RandomPolicy(env, seed)
             for i in range(budget):
@@ -182,6 +204,7 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
         reset_seconds=reset_seconds, criteria=evaluation.to_dict()["criteria"],
         directory=str(out_dir) if out_dir else None, split=info_split(base),
         paths=dict(base.provider.paths),
+        agent=agent.usage.to_dict() if policy == "vlm" else {},
     )
     if out_dir is not None:
         (out_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2,

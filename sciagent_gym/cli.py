@@ -204,6 +204,25 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from sciagent_gym.replay import replay_run
+
+    def show(r) -> None:
+        if not args.json:
+            got = "error" if r.replayed_score is None else f"{r.replayed_score:.3f}"
+            print(f"{'same' if r.same else 'DIFF'}  {r.task_id} seed={r.seed} "
+                  f"recorded={r.recorded_score:.3f} replayed={got} steps={r.steps}"
+                  + (f"  ({r.error})" if r.error else ""))
+
+    results = replay_run(Path(args.run_dir), progress=show)
+    same = sum(r.same for r in results)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in results], indent=2))
+    else:
+        print(f"{same}/{len(results)} episodes reach the recorded score again")
+    return 0 if same == len(results) else 1
+
+
 def _cmd_install(args: argparse.Namespace) -> int:
     from importlib import resources
 
@@ -274,6 +293,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_rescore)
+
+    p = sub.add_parser("replay", help="re-execute recorded episodes; exit 1 if a score differs")
+    p.add_argument("run_dir", help="a run directory or one episode's directory")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_replay)
 
     p = sub.add_parser("report", help="episode metrics of run directories: table, CSV, plot")
     p.add_argument("run_dir", nargs="+")

@@ -19,6 +19,7 @@ import gymnasium as gym
 import numpy as np
 from PIL import Image
 
+from sciagent_gym.action_parser import ACTION_CLASSES
 from sciagent_gym.spaces import ACTION_TYPES, action_to_dict, from_space_sample
 from sciagent_gym.tasks.oracle import run_steps
 
@@ -103,8 +104,13 @@ def _jsonable(obj: Any) -> Any:
 
 
 def _describe(action: Any, screen: tuple[int, int]) -> Any:
+    """The action as JSON that :func:`parse_action` reads back (for replays)."""
     if isinstance(action, dict) and "action_type" in action:
         return [action_to_dict(a) for a in from_space_sample(action, screen)]
+    if isinstance(action, ACTION_CLASSES):
+        return [action_to_dict(action)]
+    if isinstance(action, list | tuple) and all(isinstance(a, ACTION_CLASSES) for a in action):
+        return [action_to_dict(a) for a in action]
     return action
 
 
@@ -165,11 +171,14 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
     budget = min(max_steps or base.max_steps, base.max_steps)
     try:
         if policy == "oracle":
-            steps = base.task.steps("oracle")
-            for step in steps:
-                if isinstance(step, dict) and ("script" in step or "run" in step):
+            # One step at a time, so that scripted steps (macros, shell commands, waits for a
+            # window) sit in the trajectory between the actions, where a replay needs them.
+            for step in base.task.steps("oracle"):
+                if base.evaluation is not None:
+                    break
+                if isinstance(step, dict) and "action" not in step:
                     recorder.line({"scripted": step})
-            run_steps(wrapped, steps)
+                run_steps(wrapped, [step])
         elif policy == "noop":
             wrapped.step("DONE")
         elif policy == "vlm":

@@ -66,3 +66,22 @@ def test_stable_baselines3_check_env_with_discrete_wrapper(env):
     assert obs.shape == (100, 160, 3)
     _, reward, terminated, _, info = wrapped.step(wrapped.action_space.n - 1)  # DONE
     assert terminated and "evaluation" in info
+
+
+def test_last_action_wrapper_passes_sb3_checker_with_multi_input_obs(env):
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker",
+                                      reason="install the [rl] extra")
+    from sciagent_gym.wrappers import LastAction
+
+    wrapped = LastAction(DiscreteActions(ScreenshotObservation(env, size=(80, 50),
+                                                               grayscale=True)))
+    n = wrapped.env.action_space.n
+    assert set(wrapped.observation_space.spaces) == {"obs", "last_action"}
+    sb3_checker.check_env(wrapped, warn=True)
+    obs, _ = wrapped.reset(seed=0)
+    assert obs["obs"].shape == (50, 80, 1) and obs["last_action"] == n  # none yet
+    obs, *_ = wrapped.step(n - 2)  # a key press (escape)
+    assert obs["last_action"] == n - 2
+    assert wrapped.observation_space.contains(obs)
+    with pytest.raises(TypeError, match="Discrete"):
+        LastAction(env)

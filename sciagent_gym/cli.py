@@ -223,6 +223,32 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0 if same == len(results) else 1
 
 
+def _cmd_export_minari(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from sciagent_gym.minari_export import export_runs
+
+    size = None
+    if args.size:
+        try:
+            w, h = (int(v) for v in args.size.lower().split("x"))
+        except ValueError:
+            raise ValueError(f"--size must be WIDTHxHEIGHT, got {args.size!r}") from None
+        size = (w, h)
+    try:
+        import minari  # noqa: F401
+    except ImportError:
+        raise ValueError("Minari is not installed: pip install 'sciagent-gym[data]'") from None
+    bar = tqdm(desc="episodes", unit="ep", disable=args.quiet or not sys.stderr.isatty())
+    dataset = export_runs([Path(r) for r in args.run_dir], args.dataset_id, size=size,
+                          root=Path(args.root) if args.root else None, jpeg=args.jpeg,
+                          author=args.author, progress=lambda _: bar.update())
+    bar.close()
+    print(f"dataset {args.dataset_id}: {dataset.total_episodes} episodes, "
+          f"{dataset.total_steps} steps")
+    return 0
+
+
 def _cmd_install(args: argparse.Namespace) -> int:
     from importlib import resources
 
@@ -298,6 +324,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", help="a run directory or one episode's directory")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_replay)
+
+    p = sub.add_parser("export-minari", help="write run directories as a Minari dataset")
+    p.add_argument("run_dir", nargs="+")
+    p.add_argument("--dataset-id", required=True,
+                   help="e.g. sciagent/imagej-oracle-v0 (namespace/name-vN)")
+    p.add_argument("--size", help="resize frames to WIDTHxHEIGHT (default: as recorded)")
+    p.add_argument("--root", help="datasets directory (default $MINARI_DATASETS_PATH or "
+                                  "~/.minari/datasets)")
+    p.add_argument("--jpeg", action="store_true", help="JPEG-encode frames (lossy, smaller)")
+    p.add_argument("--author")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_export_minari)
 
     p = sub.add_parser("report", help="episode metrics of run directories: table, CSV, plot")
     p.add_argument("run_dir", nargs="+")

@@ -173,6 +173,11 @@ class ToolAdapter:
     def launch_env(self, provider: Provider) -> dict[str, str]:
         return {}
 
+    def sandbox_ro_binds(self) -> list[str]:
+        """Host directories the sandbox must show read-only at the same path (a program
+        installed outside /usr, which every sandbox sees)."""
+        return []
+
     def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
         """True once the program shows what the task starts from (with ``task`` None: once
         its main window is up)."""

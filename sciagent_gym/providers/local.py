@@ -100,6 +100,7 @@ class LocalSlot(Provider):
         t1 = time.monotonic()
         task.stage(sbx.host_work)
         t2 = time.monotonic()
+        sbx.extra_ro_binds = tool.sandbox_ro_binds()
         sbx.start()
         sbx.spawn(APP, tool.launch_argv(self, task), env=tool.launch_env(self),
                   log=f"{sbx.tmp}/app.log")

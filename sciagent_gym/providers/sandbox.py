@@ -95,6 +95,9 @@ class Sandbox:
         self.host_home = self.root / "home"
         self.host_home.mkdir(parents=True, exist_ok=True)
         self._proc: subprocess.Popen | None = None
+        #: Host directories the sandbox sees read-only at the same path (a tool installed
+        #: outside /usr, e.g. QuPath under ~/.local/share); set before ``start``.
+        self.extra_ro_binds: list[str] = []
         self._next_id = 1
         self._lock = threading.Lock()
 
@@ -136,8 +139,13 @@ class Sandbox:
                     "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
                     "--bind", self._x_socket, self._x_socket,
                     "--bind", str(self.host_home), INSIDE_HOME,
-                    "--ro-bind", str(AGENT_SOURCE), "/opt/sciagent/agent.py",
-                    "--chdir", self.work]
+                    "--ro-bind", str(AGENT_SOURCE), "/opt/sciagent/agent.py"]
+            for path in self.extra_ro_binds:
+                if not os.path.isabs(path) or not os.path.isdir(path):
+                    raise SandboxError(f"cannot show {path!r} in the sandbox: not an absolute "
+                                       "path to a directory")
+                argv += ["--ro-bind", path, path]
+            argv += ["--chdir", self.work]
             for key, value in env.items():
                 argv += ["--setenv", key, value]
             argv += ["--", python, "-u", "-S", "/opt/sciagent/agent.py"]

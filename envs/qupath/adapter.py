@@ -1,0 +1,284 @@
+"""QuPath 0.5.1 (official Linux release, not in Debian): discovery, launch, readiness and a
+Groovy request channel.
+
+Discovery (:func:`find_qupath`): ``QUPATH_EXE``, then ``QuPath``/``qupath`` on PATH, then the
+install locations of ``vm_images/qupath/install.sh`` (``$SCIAGENT_QUPATH_HOME/bin/QuPath``,
+``~/.local/share/sciagent-gym/qupath/bin/QuPath``, ``/usr/local/lib/sciagent-gym/qupath``) and
+``/opt/QuPath``. Missing, the env raises MissingProgramError naming ``sciagent-gym install qupath``.
+
+Launch (one shell in the sandbox): write the staging files to the sandbox's private /tmp, run
+``QuPath script make_project.groovy`` (QuPath's own API builds ``{work}/project`` with the
+task's image, image type, pixel size, stains and pre-drawn annotations), then
+``exec QuPath -q -p project.qpproj -i <image>``. ``-q`` skips setup dialogs and update checks;
+``JAVA_TOOL_OPTIONS`` sets ``user.home`` to the sandbox home (Java takes it from the password
+database, not $HOME), a private preferences node (``qupath.prefs.name``, pre-seeded in
+``snapshot/home/.java/.userPrefs/sciagent-gym/prefs.xml``) and the startup script.
+
+Channel: ``channel.groovy`` is QuPath's startup script (``-Dqupath.startup.script``); it serves
+Groovy requests dropped into ``/tmp/sciagent-qupath`` (see that file). The client is a one-line
+``sh`` in the sandbox that writes the request atomically; ToolAdapter.run_client polls the
+answer file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.controller.windows import WindowInfo
+from sciagent_gym.errors import MissingProgramError, SciAgentError
+from sciagent_gym.tools import ToolAdapter
+
+if TYPE_CHECKING:
+    from sciagent_gym.providers.base import Provider
+    from sciagent_gym.tasks.task import Task
+
+HERE = Path(__file__).parent
+CHANNEL_SCRIPT = (HERE / "channel.groovy").read_text()
+MAKE_PROJECT = (HERE / "make_project.groovy").read_text()
+STATE_SCRIPT = (HERE / "state_dump.groovy").read_text()
+PACKAGE = "QuPath (not in Debian; official release)"
+INSTALL = "sciagent-gym install qupath"
+PREFS_NODE = "sciagent-gym"
+CHANNEL_DIR = "sciagent-qupath"  # under the sandbox's /tmp
+PROJECT_DIR = "project"  # under the work dir
+# QuPathGUI.createTitleFromCurrentImage: "QuPath (<version>)" + " - <image name>" when open
+TITLE = re.compile(r"^QuPath(?: \([^)]*\))?(?: - (?P<image>.+))?$")
+
+
+def install_locations() -> list[Path]:
+    """Where the install recipe puts QuPath (and /opt/QuPath, a common manual location)."""
+    out = []
+    home = os.environ.get("SCIAGENT_QUPATH_HOME")
+    if home:
+        out.append(Path(home).expanduser() / "bin" / "QuPath")
+    out += [Path("~/.local/share/sciagent-gym/qupath/bin/QuPath").expanduser(),
+            Path("/usr/local/lib/sciagent-gym/qupath/bin/QuPath"), Path("/opt/QuPath/bin/QuPath")]
+    return out
+
+
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def find_qupath() -> Path | None:
+    """The QuPath launcher: $QUPATH_EXE (when set, only it), PATH, then install locations."""
+    env = os.environ.get("QUPATH_EXE")
+    if env:
+        path = Path(env).expanduser()
+        return path if _executable(path) else None
+    for name in ("QuPath", "qupath"):
+        found = shutil.which(name)
+        if found:
+            return Path(found)
+    return next((p for p in install_locations() if _executable(p)), None)
+
+
+def missing_error() -> MissingProgramError:
+    program = "QuPath"
+    env = os.environ.get("QUPATH_EXE")
+    if env:
+        program += f" (QUPATH_EXE={env} is not an executable file)"
+    return MissingProgramError(program, PACKAGE, INSTALL)
+
+
+def app_dir(exe: Path) -> Path:
+    """The QuPath application directory (bin/, lib/app, lib/runtime) of a launcher path; it
+    must be visible in the sandbox, read-only, at the same path."""
+    real = exe.resolve()
+    return real.parent.parent if real.parent.name == "bin" else real.parent
+
+
+class QuPathScriptError(SciAgentError):
+    """A Groovy request failed or QuPath did not answer."""
+
+
+# $1 exe, $2 channel dir, $3 stage JSON ("" = no task), $4 make_project.groovy, $5 channel.groovy,
+# $6 project dir, $7 image name, $8 work dir
+_LAUNCH = r"""
+set -e
+exe=$1 chan=$2 stage=$3 project=$6 image=$7 work=$8
+rm -rf "$chan"
+mkdir -p "$chan"
+printf '%s' "$4" > "$chan/make_project.groovy"
+printf '%s' "$5" > "$chan/channel.groovy"
+if [ -n "$stage" ]; then
+  printf '%s' "$stage" > "$chan/stage.json"
+  "$exe" script "$chan/make_project.groovy" -a "$chan/stage.json" -a "$project" -a "$work"
+  exec "$exe" -q "-Dqupath.startup.script=$chan/channel.groovy" \
+    -p "$project/project.qpproj" -i "$image"
+fi
+exec "$exe" -q "-Dqupath.startup.script=$chan/channel.groovy"
+"""
+# $1 request text, $2 request path (written under another name, then renamed)
+_SEND = 'printf "%s" "$1" > "$2.tmp" && mv "$2.tmp" "$2"'
+_HIDE_NOTIFICATIONS = """
+import javafx.application.Platform
+import javafx.stage.Popup
+import javafx.stage.Window
+import java.util.concurrent.CountDownLatch
+def latch = new CountDownLatch(1)
+def hidden = [0]
+Platform.runLater {
+    try {
+        for (def w in new ArrayList(Window.getWindows())) {
+            if (w instanceof Popup && w.isShowing()) { w.hide(); hidden[0]++ }
+        }
+    } finally { latch.countDown() }
+}
+latch.await()
+return String.valueOf(hidden[0])
+"""
+_PROBE = """
+def gui = qupath.lib.gui.QuPathGUI.getInstance()
+def data = gui.getImageData()
+def project = gui.getProject()
+def entry = (data == null || project == null) ? null : project.getEntry(data)
+if (entry != null)
+    return entry.getImageName()
+return data == null ? "" : data.getServer().getMetadata().getName()
+"""
+
+
+def stage_of(task: Task) -> dict[str, Any] | None:
+    from sciagent_gym.envs.qupath.data import stage_of as _stage_of
+
+    return _stage_of(task.gold)
+
+
+class Adapter(ToolAdapter):
+    ready_timeout = 180.0  # two JVM starts: the staging script, then the GUI
+
+    @property
+    def generators(self):  # imported on use: the control server in a guest needs no numpy
+        from sciagent_gym.envs.qupath import data
+
+        return data.GENERATORS
+
+    def __init__(self, info) -> None:
+        super().__init__(info)
+        self._counter = itertools.count(1)
+
+    # -- discovery ------------------------------------------------------------------------
+    def check_installed(self) -> None:
+        if find_qupath() is None:
+            raise missing_error()
+
+    def executable(self) -> Path:
+        exe = find_qupath()
+        if exe is None:
+            raise missing_error()
+        return exe
+
+    def sandbox_ro_binds(self) -> list[str]:
+        """Host directories the sandbox must see read-only at the same path (the QuPath
+        application directory, unless it is under /usr, which every sandbox sees)."""
+        exe = find_qupath()
+        if exe is None:
+            return []
+        root = app_dir(exe)
+        return [] if str(root).startswith("/usr/") else [str(root)]
+
+    # -- launch ---------------------------------------------------------------------------
+    def channel_dir(self, provider: Provider) -> str:
+        return f"{provider.paths['tmp']}/{CHANNEL_DIR}"
+
+    def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
+        work = provider.paths["work"]
+        stage = stage_of(task) if task is not None else None
+        image = stage["image"] if stage else ""
+        return ["sh", "-c", _LAUNCH, "qupath-launch", str(self.executable()),
+                self.channel_dir(provider), json.dumps(stage) if stage else "", MAKE_PROJECT,
+                CHANNEL_SCRIPT, f"{work}/{PROJECT_DIR}", image, work]
+
+    def launch_env(self, provider: Provider) -> dict[str, str]:
+        home, chan = provider.paths["home"], self.channel_dir(provider)
+        options = [f"-Duser.home={home}", f"-Dqupath.prefs.name={PREFS_NODE}",
+                   f"-Dqupath.startup.script={chan}/channel.groovy", f"-Dsciagent.channel={chan}",
+                   "-Dprism.order=sw", "-Djava.awt.headless=false"]
+        return {"JAVA_TOOL_OPTIONS": " ".join(options), "GDK_BACKEND": "x11"}
+
+    def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
+        want = None
+        if task is not None:
+            stage = stage_of(task)
+            want = stage["image"] if stage else None
+        for w in windows:
+            m = TITLE.match(w.title)
+            if m and w.width > 1 and w.height > 1 and (want is None or m.group("image") == want):
+                return True
+        return False
+
+    def after_ready(self, provider: Provider, task: Task | None) -> None:
+        # The first answer proves the startup script runs and the image is open; then the
+        # "Running startup script" notification is closed so every reset looks the same.
+        name = self.run_script(provider, _PROBE, timeout=60.0)
+        stage = stage_of(task) if task is not None else None
+        if stage and name != stage["image"]:
+            raise QuPathScriptError(f"QuPath opened {name!r}, expected {stage['image']!r}")
+        self.run_script(provider, _HIDE_NOTIFICATIONS, timeout=20.0)
+        for window in provider.windows():
+            if TITLE.match(window.title):
+                provider.activate_window(window.id)
+                break
+
+    def open_inputs(self, provider: Provider, task: Task) -> None:
+        stage = stage_of(task)
+        if stage is None:
+            return
+        work = provider.paths["work"]
+        project = f"{work}/{PROJECT_DIR}"
+        args = "def args = " + json.dumps([json.dumps(stage), project, work]) + " as String[]"
+        code = MAKE_PROJECT.replace("// @ARGS", args, 1) + f"""
+def gui = qupath.lib.gui.QuPathGUI.getInstance()
+def loaded = qupath.lib.projects.ProjectIO.loadProject(
+    new File({json.dumps(project)}, "project.qpproj"), java.awt.image.BufferedImage.class)
+def latch = new java.util.concurrent.CountDownLatch(1)
+javafx.application.Platform.runLater {{
+    try {{
+        gui.setProject(loaded)
+        gui.openImageEntry(loaded.getImageList().get(0))
+    }} finally {{
+        latch.countDown()
+    }}
+}}
+latch.await()
+return "ok"
+"""
+        self.run_script(provider, code, timeout=120.0)
+
+    # -- channel --------------------------------------------------------------------------
+    def run_script(self, provider: Provider, code: str, timeout: float = 60.0) -> str:
+        """Run Groovy in the running QuPath (as its script editor would: the current project
+        and image, QPEx's methods); returns the script's value as text."""
+        n = next(self._counter)
+        chan = self.channel_dir(provider)
+        base = f"{chan}/{int(time.time() * 1000)}-{n:05d}"
+        answer = self.run_client(provider, f"qupath-client-{n}",
+                                 ["sh", "-c", _SEND, "send", code, f"{base}.req"],
+                                 f"{base}.json", timeout, QuPathScriptError, poll=0.02)
+        try:
+            reply = json.loads(answer)
+        except json.JSONDecodeError as exc:
+            raise QuPathScriptError(f"QuPath's answer is not JSON ({exc}): {answer[:300]}") \
+                from None
+        if not reply.get("ok"):
+            raise QuPathScriptError(f"QuPath script failed: {reply.get('error')}")
+        out = reply.get("out")
+        return "" if out is None else str(out)
+
+    def dump_state(self, provider: Provider) -> dict[str, Any]:
+        raw = self.run_script(provider, STATE_SCRIPT, timeout=60.0)
+        try:
+            state = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise QuPathScriptError(f"state dump is not JSON ({exc}): {raw[:300]}") from None
+        if not isinstance(state, dict):
+            raise QuPathScriptError(f"state dump is not an object: {raw[:300]}")
+        return state

@@ -1,0 +1,345 @@
+"""Input images for the QuPath tasks, and the gold values derived from them.
+
+Every generator takes ``(work_dir, rng, **args)``, writes its files into the task's working
+directory and returns gold values computed from the data it wrote (numpy, scikit-image and
+tifffile only; seeded by ``rng``).
+
+Two kinds of image:
+
+* ``ihc``: the immunohistochemistry image shipped with scikit-image
+  (``skimage.data.immunohistochemistry()``, 512 x 512 RGB, hematoxylin + DAB), saved as TIFF.
+* ``tile``: a synthetic whole-slide-like H-DAB tile. Nuclei are ellipses at known positions; a
+  known subset is DAB-positive (brown) and the rest hematoxylin-only (blue). Pixels follow the
+  Beer-Lambert law with the stain vectors the generator is given (Ruifrok & Johnston's H-DAB
+  vectors by default, H 0.650 0.704 0.286 and DAB 0.268 0.570 0.776), plus a faint hematoxylin
+  background, a little blur and noise. Counts, positive percentages and areas are therefore
+  known exactly; what QuPath's watershed detection finds is compared with tolerances.
+
+Stain vectors "as QuPath would estimate them" come from :func:`estimate_stains`, a numpy port of
+QuPath v0.5.1's ``EstimateStainVectors.estimateStains`` (qupath-core-processing, with the 3x3
+mean smoothing applied twice and the modal-RGB background of ``EstimateStainVectorsCommand``).
+
+Each generator also returns ``qupath_stage``: what the adapter's staging script must set up in
+the QuPath project before the GUI opens it (image, image type, pixel size, stains, annotations
+already drawn). It holds setup only, never an answer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RUIFROK_H = (0.650, 0.704, 0.286)
+RUIFROK_DAB = (0.268, 0.570, 0.776)
+# QuPath's defaults (StainVector.java, v0.5.1): rounded Ruifrok vectors
+QUPATH_DEFAULT_H = (0.65, 0.70, 0.29)
+QUPATH_DEFAULT_DAB = (0.27, 0.57, 0.78)
+IMAGE_TYPES = ("BRIGHTFIELD_H_DAB", "BRIGHTFIELD_H_E", "BRIGHTFIELD_OTHER", "FLUORESCENCE",
+               "OTHER", "UNSET")
+
+
+def unit(v: Any) -> np.ndarray:
+    v = np.asarray(v, float)
+    n = float(np.linalg.norm(v))
+    if n == 0:
+        raise ValueError("zero stain vector")
+    return v / n
+
+
+def angle_deg(a: Any, b: Any) -> float:
+    """Angle between two stain vectors in degrees (QuPath's StainVector.computeAngle)."""
+    c = float(np.clip(np.dot(unit(a), unit(b)), -1.0, 1.0))
+    return float(np.degrees(np.arccos(c)))
+
+
+def write_tiff(path: Path, rgb: np.ndarray, pixel_size: float | None) -> None:
+    """An 8-bit RGB TIFF; with ``pixel_size`` (µm) the resolution tags say so (ImageJ-style
+    metadata too), which QuPath's readers turn into a pixel calibration."""
+    import tifffile
+
+    kwargs: dict[str, Any] = {"photometric": "rgb"}
+    if pixel_size:
+        kwargs["resolution"] = (1e4 / pixel_size, 1e4 / pixel_size)
+        kwargs["resolutionunit"] = "CENTIMETER"
+    tifffile.imwrite(path, np.ascontiguousarray(rgb, np.uint8), **kwargs)
+
+
+# --- QuPath's stain estimation, ported -------------------------------------------------------
+
+
+def _smooth3(img: np.ndarray) -> np.ndarray:
+    """java.awt ConvolveOp with a 3x3 1/9 kernel and EDGE_NO_OP (border pixels copied),
+    rounding to 8 bits as a TYPE_INT_RGB destination does."""
+    f = img.astype(np.float32)
+    out = img.copy()
+    acc = np.zeros_like(f[1:-1, 1:-1])
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            acc += f[1 + dy:f.shape[0] - 1 + dy, 1 + dx:f.shape[1] - 1 + dx] / 9.0
+    out[1:-1, 1:-1] = np.clip(acc + 0.5, 0, 255).astype(np.uint8)
+    return out
+
+
+def modal_rgb(rgb: np.ndarray) -> tuple[int, int, int]:
+    """EstimateStainVectors.getModeRGB: per-channel mode, ties going to the brighter value."""
+    out = []
+    for c in range(3):
+        hist = np.bincount(rgb[..., c].ravel(), minlength=256)
+        out.append(int(255 - np.argmax(hist[::-1])))
+    return out[0], out[1], out[2]
+
+
+def estimate_stains(rgb: np.ndarray, h_ref: Any = QUPATH_DEFAULT_H,
+                    dab_ref: Any = QUPATH_DEFAULT_DAB, min_stain: float = 0.05,
+                    max_stain: float = 1.0, ignore_percent: float = 1.0,
+                    smooth: bool = True, background: tuple[int, int, int] | None = None
+                    ) -> dict[str, Any]:
+    """QuPath's stain vector estimate for an H-DAB RGB image (check colours on).
+
+    Returns {"hematoxylin": [r, g, b], "dab": [r, g, b], "background": [r, g, b],
+    "n_pixels": pixels kept}. Raises ValueError when too few pixels are stained.
+    """
+    img = np.asarray(rgb, np.uint8)[..., :3]
+    if smooth:
+        img = _smooth3(_smooth3(img))
+    bg = background or modal_rgb(img)
+    flat = img.reshape(-1, 3).astype(float)
+    od = np.empty_like(flat, dtype=np.float32)
+    for c in range(3):  # ColorDeconvolutionHelper.makeOD: max(0, -log10(max(v, 1) / max))
+        od[:, c] = np.maximum(0.0, -np.log10(np.maximum(flat[:, c], 1.0) / bg[c]))
+    r, g, b = od[:, 0].astype(np.float64), od[:, 1].astype(np.float64), od[:, 2].astype(np.float64)
+    mag2 = r * r + g * g + b * b
+    keep = ~((mag2 > max_stain ** 2) | (r < min_stain) | (g < min_stain) | (b < min_stain)
+             | (mag2 <= 0))
+    sqrt3 = 1 / np.sqrt(3)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gray = (r * sqrt3 + g * sqrt3 + b * sqrt3) / np.sqrt(mag2) >= np.cos(0.15)
+    keep &= ~gray
+    if keep.sum() <= 1:
+        raise ValueError("Not enough pixels remain after applying stain thresholds!")
+    data = np.stack([r[keep], g[keep], b[keep]], axis=1).astype(np.float32).astype(np.float64)
+    cov = np.cov(data, rowvar=False, bias=False)
+    values, vectors = np.linalg.eigh(cov)
+    order = np.argsort(values)
+    e1, e2 = vectors[:, order[2]], vectors[:, order[1]]
+    phi = np.arctan2(data @ e1, data @ e2)
+    inds = np.argsort(phi, kind="stable")
+    n = len(data)
+    alpha = ignore_percent / 100
+    i1 = inds[max(0, int(alpha * n + 0.5))]
+    i2 = inds[min(n - 1, int((1 - alpha) * n + 0.5))]
+    s1, s2 = unit(data[i1]), unit(data[i2])
+    if min(angle_deg(s1, dab_ref), angle_deg(s2, h_ref)) < min(angle_deg(s1, h_ref),
+                                                               angle_deg(s2, dab_ref)):
+        s1, s2 = s2, s1
+    return {"hematoxylin": [float(v) for v in s1], "dab": [float(v) for v in s2],
+            "background": [int(v) for v in bg], "n_pixels": int(n)}
+
+
+# --- synthetic H-DAB tiles --------------------------------------------------------------------
+
+
+def render_hdab(h_conc: np.ndarray, dab_conc: np.ndarray, h_vec: Any, dab_vec: Any,
+                rng: np.random.Generator, noise: float = 1.5) -> np.ndarray:
+    """Beer-Lambert: RGB = 255 * 10^-(cH * vH + cDAB * vDAB), plus noise; uint8 RGB."""
+    vh, vd = unit(h_vec), unit(dab_vec)
+    od = h_conc[..., None] * vh + dab_conc[..., None] * vd
+    rgb = 255.0 * np.power(10.0, -od) + rng.normal(0, noise, od.shape)
+    return np.clip(np.round(rgb), 0, 255).astype(np.uint8)
+
+
+def _place_nuclei(rng: np.random.Generator, size: tuple[int, int], n: int, r_max: float,
+                  avoid: list[tuple[float, float, float, float]], margin: float
+                  ) -> list[tuple[float, float]]:
+    """``n`` centres at least 2.6 r_max apart, away from the image edge and from the edges of
+    the rectangles ``avoid`` (x, y, w, h) by ``margin`` (so no nucleus straddles them)."""
+    h, w = size
+    pts: list[tuple[float, float]] = []
+    tries = 0
+    while len(pts) < n:
+        tries += 1
+        if tries > 200 * n + 2000:
+            raise ValueError(f"cannot place {n} nuclei in a {w}x{h} tile; use fewer")
+        x, y = rng.uniform(margin, w - margin), rng.uniform(margin, h - margin)
+        if any((x - px) ** 2 + (y - py) ** 2 < (2.6 * r_max) ** 2 for px, py in pts):
+            continue
+        bad = False
+        for ax, ay, aw, ah in avoid:
+            near_x = ax - margin < x < ax + aw + margin
+            near_y = ay - margin < y < ay + ah + margin
+            inside_x = ax + margin < x < ax + aw - margin
+            inside_y = ay + margin < y < ay + ah - margin
+            if near_x and near_y and not (inside_x and inside_y):
+                bad = True
+                break
+        if not bad:
+            pts.append((x, y))
+    return pts
+
+
+def _rect(a: dict[str, Any]) -> tuple[float, float, float, float]:
+    return float(a["x"]), float(a["y"]), float(a["w"]), float(a["h"])
+
+
+def tile(work: Path, rng: np.random.Generator, path: str = "tile.tif", width: int = 640,
+         height: int = 480, n_nuclei: int = 60, positive_fraction: float = 0.3,
+         h_vector: Any = RUIFROK_H, dab_vector: Any = RUIFROK_DAB, pixel_size: float = 0.5,
+         annotations: list[dict[str, Any]] | None = None,
+         region_fractions: dict[str, float] | None = None, image_type: str = "BRIGHTFIELD_H_DAB",
+         set_stains: bool = False, background_h: float = 0.04, target: str | None = None
+         ) -> dict[str, Any]:
+    """A synthetic H-DAB tile with ``n_nuclei`` nuclei, ``positive_fraction`` DAB-positive.
+
+    ``annotations`` (name, class, x, y, w, h in pixels) are rectangles QuPath's project gets at
+    staging; with ``region_fractions`` {annotation name: positive fraction} nuclei inside that
+    annotation are positive with that fraction instead. No nucleus straddles an annotation's
+    edge. ``set_stains``: the project's stains are the rendering vectors (otherwise QuPath's
+    defaults for the image type).
+
+    Gold: n_nuclei, n_positive, n_negative, positive_percent, nuclei (x, y, positive), per
+    annotation {n_nuclei, n_positive, positive_percent, area_px, area_um2, bounds},
+    true stain vectors, QuPath's estimate on this image (estimated_h, estimated_dab).
+    """
+    annotations = [dict(a) for a in (annotations or [])]
+    fractions = dict(region_fractions or {})
+    r_max = 9.0
+    rects = [_rect(a) for a in annotations]
+    pts = _place_nuclei(rng, (height, width), n_nuclei, r_max, rects, margin=r_max + 5)
+
+    def region_of(x: float, y: float) -> str | None:
+        for a, (ax, ay, aw, ah) in zip(annotations, rects, strict=True):
+            if ax <= x < ax + aw and ay <= y < ay + ah:
+                return a["name"]
+        return None
+
+    # Exactly round(fraction * n) positives in each group (a region, or outside them all)
+    groups: dict[str | None, list[int]] = {}
+    for i, (x, y) in enumerate(pts):
+        groups.setdefault(region_of(x, y), []).append(i)
+    positive = np.zeros(len(pts), bool)
+    for name, idx in groups.items():
+        frac = fractions.get(name, positive_fraction) if name is not None else positive_fraction
+        k = int(round(frac * len(idx)))
+        positive[rng.permutation(np.array(idx))[:k]] = True
+
+    yy, xx = np.mgrid[0:height, 0:width].astype(float)
+    h_conc = np.full((height, width), background_h) + rng.normal(0, 0.01, (height, width))
+    dab_conc = np.clip(rng.normal(0.0, 0.008, (height, width)), 0, None)
+    nuclei = []
+    for (x, y), pos in zip(pts, positive, strict=True):
+        a_ax = rng.uniform(6.5, r_max)
+        b_ax = rng.uniform(5.5, a_ax)
+        theta = rng.uniform(0, np.pi)
+        c, s = np.cos(theta), np.sin(theta)
+        u = ((xx - x) * c + (yy - y) * s) / a_ax
+        v = (-(xx - x) * s + (yy - y) * c) / b_ax
+        rr = u * u + v * v
+        inside = rr <= 1.0
+        if pos:
+            # brown nucleus, and brown (DAB-only) cytoplasm around it
+            ring = (rr > 1.0) & (rr <= 2.4)
+            dab_conc[ring] += rng.uniform(0.25, 0.4)
+            h_conc[inside] += rng.uniform(0.35, 0.45)
+            dab_conc[inside] += rng.uniform(0.55, 0.75)
+        else:
+            h_conc[inside] += rng.uniform(0.6, 0.8)
+        nuclei.append({"x": float(x), "y": float(y), "positive": bool(pos),
+                       "area_px": float(np.pi * a_ax * b_ax)})
+    from scipy.ndimage import gaussian_filter
+
+    h_conc = gaussian_filter(np.clip(h_conc, 0, None), 0.8)
+    dab_conc = gaussian_filter(dab_conc, 0.8)
+    rgb = render_hdab(h_conc, dab_conc, h_vector, dab_vector, rng)
+    write_tiff(work / path, rgb, pixel_size)
+
+    n_pos = int(positive.sum())
+    per_annotation = {}
+    for a, (ax, ay, aw, ah) in zip(annotations, rects, strict=True):
+        idx = groups.get(a["name"], [])
+        k = int(positive[idx].sum()) if idx else 0
+        per_annotation[a["name"]] = {
+            "n_nuclei": len(idx), "n_positive": k, "n_negative": len(idx) - k,
+            "positive_percent": 100.0 * k / len(idx) if idx else 0.0,
+            "area_px": aw * ah, "area_um2": aw * ah * pixel_size ** 2,
+            "bounds": [ax, ay, aw, ah], "class": a.get("class"),
+        }
+    est = estimate_stains(rgb)
+    stage = {"image": path, "image_type": image_type, "pixel_size": pixel_size,
+             "annotations": [{"name": a["name"], "class": a.get("class"),
+                              "roi": {"type": "rectangle", "x": a["x"], "y": a["y"],
+                                      "w": a["w"], "h": a["h"]}} for a in annotations]}
+    if set_stains:
+        stage["stains"] = stains_arg("H-DAB rendering", h_vector, dab_vector)
+    return {"width": width, "height": height, "pixel_size": pixel_size,
+            "n_nuclei": len(pts), "n_positive": n_pos, "n_negative": len(pts) - n_pos,
+            "positive_percent": 100.0 * n_pos / len(pts) if pts else 0.0,
+            "nuclei": nuclei, "annotations": per_annotation,
+            "true_h": [float(v) for v in unit(h_vector)],
+            "true_dab": [float(v) for v in unit(dab_vector)],
+            "estimated_h": est["hematoxylin"], "estimated_dab": est["dab"],
+            "estimated_background": est["background"],
+            "annotation_list": [per_annotation[a["name"]] for a in annotations],
+            "target": per_annotation[target] if target else None,
+            "image_area_um2": width * height * pixel_size ** 2, "qupath_stage": stage}
+
+
+def ihc(work: Path, rng: np.random.Generator, path: str = "ihc.tif", pixel_size: float = 0.5,
+        image_type: str = "BRIGHTFIELD_H_DAB",
+        annotations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """scikit-image's immunohistochemistry image (H-DAB, 512 x 512 RGB) as a TIFF.
+
+    Gold: size, QuPath's stain estimate on the whole image (estimated_h, estimated_dab,
+    background) and, for each annotation, its area; a rough DAB-positive nuclear fraction from
+    scikit-image's own colour deconvolution (rgb2hed) for plausibility ranges.
+    """
+    from skimage import data as skdata
+
+    rgb = skdata.immunohistochemistry()
+    write_tiff(work / path, rgb, pixel_size)
+    est = estimate_stains(rgb)
+    annotations = [dict(a) for a in (annotations or [])]
+    per_annotation = {a["name"]: {"area_px": float(a["w"] * a["h"]),
+                                  "area_um2": float(a["w"] * a["h"] * pixel_size ** 2),
+                                  "bounds": list(_rect(a)), "class": a.get("class")}
+                      for a in annotations}
+    stage = {"image": path, "image_type": image_type, "pixel_size": pixel_size,
+             "annotations": [{"name": a["name"], "class": a.get("class"),
+                              "roi": {"type": "rectangle", "x": a["x"], "y": a["y"],
+                                      "w": a["w"], "h": a["h"]}} for a in annotations]}
+    return {"width": int(rgb.shape[1]), "height": int(rgb.shape[0]), "pixel_size": pixel_size,
+            "estimated_h": est["hematoxylin"], "estimated_dab": est["dab"],
+            "estimated_background": est["background"],
+            "default_angle_h": angle_deg(est["hematoxylin"], QUPATH_DEFAULT_H),
+            "default_angle_dab": angle_deg(est["dab"], QUPATH_DEFAULT_DAB),
+            "annotations": per_annotation,
+            "annotation_list": [per_annotation[a["name"]] for a in annotations],
+            "image_area_um2": rgb.shape[0] * rgb.shape[1]
+            * pixel_size ** 2, "qupath_stage": stage}
+
+
+def stains_arg(name: str, h: Any, dab: Any, background: Any = (255, 255, 255)) -> str:
+    """QuPath's stains string, as ColorDeconvolutionStains.getColorDeconvolutionStainsAsString
+    writes it (and setColorDeconvolutionStains parses it)."""
+    def vec(v: Any) -> str:
+        return " ".join(f"{x:.3f}" for x in unit(v))
+
+    bg = " ".join(f"{float(x):.1f}" for x in background)
+    return (f'{{"Name" : "{name}", "Stain 1" : "Hematoxylin", "Values 1" : "{vec(h)}", '
+            f'"Stain 2" : "DAB", "Values 2" : "{vec(dab)}", "Background" : " {bg}"}}')
+
+
+def stage_of(gold: dict[str, Any]) -> dict[str, Any] | None:
+    """The one ``qupath_stage`` among a task's gold values (the image QuPath opens)."""
+    stages = [v["qupath_stage"] for v in gold.values()
+              if isinstance(v, dict) and isinstance(v.get("qupath_stage"), dict)]
+    if len(stages) > 1:
+        raise ValueError("a QuPath task opens one image: several generators returned a stage")
+    return stages[0] if stages else None
+
+
+GENERATORS = {
+    "ihc": ihc,
+    "tile": tile,
+}

@@ -1,0 +1,667 @@
+"""Offline checks of the QuPath tool: specs, generators, getters, evaluator proofs, discovery
+and the install recipe. QuPath itself is not needed (nor installed on CI, see
+vm_images/qupath/README.md).
+
+Evaluator proofs: for every task, the final state its oracle would leave (files in QuPath's
+GeoJSON and measurement-table formats, and the hierarchy dump of state_dump.groovy) is built
+from the gold values with writers that follow QuPath v0.5.1's own (tests/fixtures/qupath); it
+must score 1.0, the empty state 0, and each negative's state must fail.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sciagent_gym.errors import MissingProgramError
+from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, evaluate
+from sciagent_gym.tasks.spec import TaskSpec, load_specs
+from sciagent_gym.tasks.task import Task, sample_params
+from sciagent_gym.tools import load_adapter, load_tool_getters, task_specs_root
+
+load_tool_getters("qupath")
+
+from sciagent_gym.envs.qupath import adapter as qadapter  # noqa: E402
+from sciagent_gym.envs.qupath import data  # noqa: E402
+from sciagent_gym.envs.qupath.getters import (  # noqa: E402
+    normalize_column,
+    parse_geojson,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+FIX = ROOT / "tests" / "fixtures" / "qupath"
+INSTALL = ROOT / "vm_images" / "qupath" / "install.sh"
+SPECS: dict[str, TaskSpec] = load_specs(task_specs_root(), "qupath")
+SPEC_IDS = sorted(SPECS)
+SANDBOX = {"home": "/home/user", "tmp": "/tmp"}
+
+
+def make_task(spec: TaskSpec, seed: int, work: Path) -> Task:
+    return Task(spec, seed, data.GENERATORS, {**SANDBOX, "work": str(work)})
+
+
+# --- QuPath-format writers (see tests/fixtures/qupath/README.md) ----------------------------
+
+
+def fmt_number(v: float) -> str:
+    """ObservableMeasurementTableData.NumericMeasurementBuilder.getStringValue (dp by size)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "NaN"
+    dp = 1 if v > 1000 else 2 if v > 10 else 3 if v > 1 else 4
+    return f"{v:.{dp}f}".rstrip("0").rstrip(".") if "." in f"{v:.{dp}f}" else f"{v:.{dp}f}"
+
+
+def write_table(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """SummaryMeasurementTableCommand.getTableModelStrings with the default tab delimiter."""
+    lines = ["\t".join(columns)]
+    for r in rows:
+        cells = []
+        for c in columns:
+            v = r.get(c)
+            cells.append("" if v is None else fmt_number(v) if isinstance(v, (int, float))
+                         else str(v))
+        lines.append("\t".join(cells))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def annotation_rows(image: str, anns: list[dict[str, Any]], px: float,
+                    detections: bool) -> tuple[list[dict[str, Any]], list[str]]:
+    cols = ["Image", "Object ID", "Object type", "Name", "Classification", "Parent", "ROI",
+            "Centroid X µm", "Centroid Y µm"]
+    if detections:
+        cols += ["Num Detections", "Num Negative", "Num Positive", "Positive %"]
+    cols += ["Area µm^2", "Perimeter µm"]
+    rows = []
+    for i, a in enumerate(anns):
+        x, y, w, h = a["bounds"]
+        rows.append({"Image": image, "Object ID": f"00000000-0000-4000-8000-00000000000{i}",
+                     "Object type": "Annotation", "Name": a["name"],
+                     "Classification": a.get("class"), "Parent": "Image", "ROI": "Rectangle",
+                     "Centroid X µm": (x + w / 2) * px, "Centroid Y µm": (y + h / 2) * px,
+                     "Num Detections": a.get("num_detections", 0),
+                     "Num Negative": a.get("num_negative", 0),
+                     "Num Positive": a.get("num_positive", 0),
+                     "Positive %": a.get("positive_percent", math.nan),
+                     "Area µm^2": w * h * px * px, "Perimeter µm": 2 * (w + h) * px})
+    return rows, cols
+
+
+def feature(a: dict[str, Any], i: int) -> dict[str, Any]:
+    """PathObjectTypeAdapter.write for an annotation with a rectangle ROI."""
+    x, y, w, h = a["bounds"]
+    ring = [[round(x, 2), round(y, 2)], [round(x + w, 2), round(y, 2)],
+            [round(x + w, 2), round(y + h, 2)], [round(x, 2), round(y + h, 2)],
+            [round(x, 2), round(y, 2)]]
+    props: dict[str, Any] = {"objectType": "annotation"}
+    if a.get("name") is not None:
+        props["name"] = a["name"]
+    if a.get("class"):
+        props["classification"] = {"name": a["class"], "color": [200, 0, 0]}
+    return {"type": "Feature", "id": f"7d9c0273-6584-4f4a-97ff-6a27dc8164e{i}",
+            "geometry": {"type": "Polygon", "coordinates": [ring]}, "properties": props}
+
+
+def write_geojson(path: Path, anns: list[dict[str, Any]], collection: bool) -> None:
+    """PathIO.exportObjectsAsGeoJSON: FeatureCollection, a single Feature, or an array."""
+    feats = [feature(a, i) for i, a in enumerate(anns)]
+    if collection:
+        doc: Any = {"type": "FeatureCollection", "features": feats}
+    elif len(feats) == 1:
+        doc = feats[0]
+    else:
+        doc = feats
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+
+
+def dump(image: str, w: int, h: int, px: float, image_type: str = "BRIGHTFIELD_H_DAB",
+         h_vec: Any = data.QUPATH_DEFAULT_H, dab_vec: Any = data.QUPATH_DEFAULT_DAB,
+         anns: list[dict[str, Any]] | None = None, n_det: int = 0, pos: int = 0,
+         neg: int = 0) -> dict[str, Any]:
+    """What state_dump.groovy returns (its header documents every key)."""
+    brightfield = image_type.startswith("BRIGHTFIELD")
+    second = "DAB" if image_type == "BRIGHTFIELD_H_DAB" else "Eosin"
+    full = []
+    for i, a in enumerate(anns or []):
+        x, y, ww, hh = a["bounds"]
+        full.append({"id": str(i), "name": a.get("name"), "class": a.get("class"),
+                     "roi_type": a.get("roi_type", "Rectangle"), "area_px": ww * hh,
+                     "area_um2": ww * hh * px * px, "perimeter_px": 2 * (ww + hh),
+                     "bounds": [x, y, ww, hh], "centroid": [x + ww / 2, y + hh / 2],
+                     "n_vertices": 4, "locked": False, "parent": None, "measurements": {},
+                     "num_detections": a.get("num_detections", 0),
+                     "num_positive": a.get("num_positive", 0),
+                     "num_negative": a.get("num_negative", 0),
+                     "positive_percent": a.get("positive_percent")})
+    return {
+        "qupath_version": "0.5.1", "project": "/home/user/work/project/project.qpproj",
+        "image": {"name": image, "width": w, "height": h, "pixel_width_um": px,
+                  "pixel_height_um": px, "n_channels": 3, "rgb": True},
+        "image_type": image_type, "image_type_name": image_type,
+        "stains": None if not brightfield else {
+            "name": "H-DAB default",
+            "stain1": {"name": "Hematoxylin", "vector": list(data.unit(h_vec)), "residual": False},
+            "stain2": {"name": second, "vector": list(data.unit(dab_vec)), "residual": False},
+            "stain3": {"name": "Residual", "vector": [0.6, 0.4, 0.7], "residual": True},
+            "background": [255, 255, 255]},
+        "annotations": full, "n_annotations": len(full),
+        "detections": {"count": n_det, "cells": n_det, "by_class": {}, "positive": pos,
+                       "negative": neg,
+                       "positive_percent": 100 * pos / (pos + neg) if pos + neg else None},
+        "n_detections": n_det, "selected": [], "tma": None}
+
+
+# --- per-task final states -------------------------------------------------------------------
+
+def _regions(gold: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
+    return [{"name": n, **gold["annotations"][n]} for n in names]
+
+
+def final_state(task: Task, case: str, work: Path) -> tuple[dict | None, str]:
+    """(app_state, agent_status) the oracle or a negative would leave; files go into work."""
+    slug, p = task.spec.slug, task.params
+    g = task.gold["slide"]
+    img = g["qupath_stage"]["image"]
+    W, H, px = g["width"], g["height"], g["pixel_size"]
+    base = {"image": img, "w": W, "h": H, "px": px}
+    if slug == "set-image-type":
+        t = {"oracle": "BRIGHTFIELD_H_DAB", "set-h-and-e": "BRIGHTFIELD_H_E",
+             "set-fluorescence": "FLUORESCENCE"}[case]
+        return dump(**base, image_type=t), "done"
+    if slug == "set-stain-vectors":
+        given = [float(v) for v in p["h"].split()], [float(v) for v in p["dab"].split()]
+        hv, dv = {"oracle": given, "swapped": given[::-1],
+                  "defaults-kept": (data.QUPATH_DEFAULT_H, data.QUPATH_DEFAULT_DAB)}[case]
+        return dump(**base, h_vec=hv, dab_vec=dv), "done"
+    if slug == "estimate-stain-vectors":
+        eh, ed = g["estimated_h"], g["estimated_dab"]
+        hv, dv = {"oracle": (eh, ed), "swapped": (ed, eh),
+                  "defaults-kept": (data.QUPATH_DEFAULT_H, data.QUPATH_DEFAULT_DAB)}[case]
+        return dump(**base, h_vec=hv, dab_vec=dv), "done"
+    if slug == "draw-rectangle-annotation":
+        b = [p["x"], p["y"], p["w"], p["h"]]
+        ann = {"oracle": {"name": p["name"], "bounds": b},
+               "wrong-place": {"name": p["name"], "bounds": [b[0] + 40, b[1] + 30, b[2], b[3]]},
+               "unnamed": {"name": None, "bounds": b},
+               "ellipse": {"name": p["name"], "bounds": b, "roi_type": "Ellipse"}}[case]
+        return dump(**base, anns=[ann]), "done"
+    if slug == "positive-cell-detection":
+        n, k = g["n_nuclei"], g["n_positive"]
+        full = {"name": None, "bounds": [0, 0, W, H], "num_detections": n}
+        if case == "oracle":
+            (work / "positive.txt").write_text(f"{100 * k / n:.2f}")
+            return dump(**base, anns=[full], n_det=n, pos=k, neg=n - k), "done"
+        if case == "no-classification":
+            return dump(**base, anns=[full], n_det=n), "done"
+        (work / "positive.txt").write_text("0.00")
+        return dump(**base, anns=[full], n_det=n, pos=0, neg=n), "done"
+    if slug == "count-detections-in-annotation":
+        anns = _regions(g, ["Region A", "Region B"])
+        tgt = g["target"]["n_nuclei"]
+        for a in anns:
+            a["num_detections"] = a["n_nuclei"] if (a["name"] == p["target"] or
+                                                    case == "both-regions") else 0
+        total = sum(a["num_detections"] for a in anns)
+        (work / "count.txt").write_text(str(tgt if case != "wrong-count" else total * 2 + 5))
+        return dump(**base, anns=anns, n_det=total), "done"
+    if slug == "classify-annotation":
+        anns = _regions(g, ["Region 1", "Region 2", "Region 3"])
+        for a in anns:
+            hit = {"oracle": a["name"] == p["target"], "wrong-annotation":
+                   a["name"] == next(x["name"] for x in anns if x["name"] != p["target"]),
+                   "all-classified": True}[case]
+            a["class"] = p["cls"] if hit else None
+        return dump(**base, anns=anns), "done"
+    if slug == "export-annotation-measurements":
+        anns = _regions(g, ["Region 1", "Region 2", "Region 3"])
+        rows, cols = annotation_rows(img, anns, px, detections=False)
+        if case == "names-only":
+            cols = ["Name"]
+        if case == "detections-exported":
+            rows, cols = [], ["Image", "Object ID", "Object type", "Name", "Classification",
+                              "Parent", "ROI", "Centroid X µm", "Centroid Y µm"]
+        write_table(work / "annotations.tsv", rows, cols)
+        return dump(**base, anns=anns), "done"
+    if slug == "export-annotations-geojson":
+        anns = _regions(g, ["Region 1", "Region 2", "Region 3"])
+        if case == "one-annotation":
+            anns = anns[:1]
+        write_geojson(work / "annotations.geojson", anns, collection=case != "plain-array")
+        return dump(**base, anns=anns), "done"
+    if slug == "region-positive-percent":
+        anns = _regions(g, ["Region A", "Region B"])
+        scored = p["target"] if case != "other-region-scored" else next(
+            a["name"] for a in anns if a["name"] != p["target"])
+        for a in anns:
+            if a["name"] == p["target"] and case != "not-classified":
+                a["class"] = "Tumor"
+            if a["name"] == scored:
+                a.update(num_detections=a["n_nuclei"], num_positive=a["n_positive"],
+                         num_negative=a["n_negative"], positive_percent=a["positive_percent"])
+            else:
+                a.update(num_detections=0, positive_percent=math.nan)
+        rows, cols = annotation_rows(img, anns, px, detections=True)
+        write_table(work / "tumor.tsv", rows, cols)
+        return dump(**base, anns=anns), "done"
+    if slug == "z-slice-detection":
+        if case == "oracle":
+            return dump(**base), "fail"
+        if case != "claims-done":
+            write_table(work / "slice.tsv", *annotation_rows(
+                img, [{"name": None, "bounds": [0, 0, W, H]}], px, detections=False))
+        return dump(**base), "fail" if case == "exported-then-failed" else "done"
+    raise AssertionError(f"no final-state model for {slug}")
+
+
+# --- specs -----------------------------------------------------------------------------------
+
+
+def test_specs_load_and_are_spread():
+    assert len(SPECS) >= 10
+    assert {s.difficulty for s in SPECS.values()} == {"easy", "medium", "hard"}
+    assert sum(s.infeasible for s in SPECS.values()) >= 1
+    for spec_id, spec in SPECS.items():
+        assert spec.tool == "qupath" and Path(spec.source).stem == spec.slug, spec_id
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_spec_shape(spec_id):
+    spec = SPECS[spec_id]
+    assert len(spec.negatives) >= 2
+    assert spec.oracle[-1] in ("DONE", "FAIL")
+    assert spec.evaluator[0].get("gate") is True
+    assert spec.hints.strip()
+    sampled = [sample_params(spec, seed) for seed in range(20)]
+    assert sampled == [sample_params(spec, seed) for seed in range(20)]
+    assert len({repr(sorted(p.items())) for p in sampled}) > 1, "params never vary"
+
+
+def _balanced(code: str) -> bool:
+    depth = {"(": 0, "[": 0, "{": 0}
+    pairs = {")": "(", "]": "[", "}": "{"}
+    quote = None
+    for ch in code:
+        if quote:
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in depth:
+            depth[ch] += 1
+        elif ch in pairs:
+            depth[pairs[ch]] -= 1
+            if depth[pairs[ch]] < 0:
+                return False
+    return quote is None and not any(depth.values())
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_every_variant_stages_and_every_proof_holds(spec_id, tmp_path):
+    spec = SPECS[spec_id]
+    for seed in (0, 1, 2):
+        work = tmp_path / f"s{seed}"
+        task = make_task(spec, seed, work)
+        try:
+            task.stage(work)
+            for name in spec.protect:
+                assert (work / name).is_file(), name
+            assert data.stage_of(task.gold)["image"] in spec.protect
+            g = task.gold["slide"]
+            for key in ("estimated_h", "estimated_dab"):
+                assert abs(np.linalg.norm(g[key]) - 1) < 1e-6
+            if "n_nuclei" in g:
+                assert g["n_nuclei"] > 10 and 0 <= g["positive_percent"] <= 100
+            text = task.instruction
+            assert "{" not in text and "$" not in text, text
+            for case in ("oracle", *spec.negatives):
+                for step in task.steps(case):
+                    if isinstance(step, dict) and "script" in step:
+                        assert _balanced(step["script"]), (case, step["script"])
+            # nothing done: 0 for every feasible task
+            empty = evaluate(task.criteria(), FinalState(work_dir=work, app_state=None))
+            assert not empty.success
+            if not spec.infeasible:
+                assert empty.score == 0
+            for case in ("oracle", *sorted(spec.negatives)):
+                case_work = tmp_path / f"s{seed}-{case}"
+                case_work.mkdir()
+                for name in spec.protect:
+                    (case_work / name).write_bytes((work / name).read_bytes())
+                app, status = final_state(task, case, case_work)
+                result = evaluate(task.criteria(), FinalState(work_dir=case_work, app_state=app,
+                                                              agent_status=status))
+                if case == "oracle":
+                    assert result.score == 1.0 and result.success, result
+                else:
+                    assert not result.success, (case, result)
+        finally:
+            task.cleanup()
+
+
+def test_staging_is_reproducible(tmp_path):
+    spec = SPECS["qupath/positive-cell-detection"]
+    a, b = make_task(spec, 4, tmp_path / "a"), make_task(spec, 4, tmp_path / "b")
+    a.stage(tmp_path / "a")
+    b.stage(tmp_path / "b")
+    assert a.input_hashes == b.input_hashes
+    assert a.gold["slide"]["n_positive"] == b.gold["slide"]["n_positive"]
+
+
+# --- generators ------------------------------------------------------------------------------
+
+
+def test_tile_counts_and_stain_estimate(tmp_path):
+    ann = [{"name": "A", "x": 20, "y": 20, "w": 280, "h": 420}]
+    g = data.tile(tmp_path, np.random.default_rng(5), n_nuclei=70, positive_fraction=0.3,
+                  h_vector=(0.55, 0.75, 0.37), dab_vector=(0.3, 0.6, 0.74), annotations=ann,
+                  region_fractions={"A": 0.75}, target="A")
+    assert g["n_positive"] == sum(n["positive"] for n in g["nuclei"])
+    inside = [n for n in g["nuclei"] if 20 <= n["x"] < 300 and 20 <= n["y"] < 440]
+    assert g["target"]["n_nuclei"] == len(inside)
+    assert g["target"]["positive_percent"] == pytest.approx(
+        100 * round(0.75 * len(inside)) / len(inside))
+    assert g["annotations"]["A"]["area_um2"] == pytest.approx(280 * 420 * 0.25)
+    # QuPath's estimator (ported) recovers the rendering vectors closely
+    assert data.angle_deg(g["estimated_h"], g["true_h"]) < 3
+    assert data.angle_deg(g["estimated_dab"], g["true_dab"]) < 3
+    import tifffile
+
+    rgb = tifffile.imread(tmp_path / "tile.tif")
+    assert rgb.shape == (480, 640, 3) and rgb.dtype == np.uint8
+
+
+def test_ihc_estimate_differs_from_defaults(tmp_path):
+    g = data.ihc(tmp_path, np.random.default_rng(0))
+    assert (g["width"], g["height"]) == (512, 512)
+    assert g["default_angle_dab"] > 3 and g["default_angle_h"] > 3
+
+
+def test_stains_arg_format():
+    text = data.stains_arg("x", (1, 0, 0), (0, 1, 0))
+    assert text.startswith('{"Name" : "x", "Stain 1" : "Hematoxylin", "Values 1" : "1.000 0.000')
+    assert text.endswith('"Background" : " 255.0 255.0 255.0"}')
+
+
+# --- GeoJSON getter -------------------------------------------------------------------------
+
+
+def test_geojson_fixtures_from_qupath_source(tmp_path):
+    geom = parse_geojson((FIX / "polygon.geojson").read_bytes(), "polygon.geojson")
+    assert geom["kind"] == "geometry" and geom["features"][0]["geometry_type"] == "MultiPolygon"
+    assert geom["features"][0]["area"] > 0
+    special = parse_geojson((FIX / "feature-special-values.geojson").read_bytes())
+    f = special["features"][0]
+    assert special["kind"] == "Feature" and f["object_type"] == "annotation"
+    m = f["measurements"]
+    assert math.isnan(m["Not a number"]) and math.isnan(m["Not a number string"])
+    assert m["Big"] == math.inf == m["Big string"] and m["Negative string"] == -math.inf
+    assert m["Fine string"] == 2.5 and f["bounds"] == [60333, 50744, 394, 334]
+    assert f["area"] == pytest.approx(394 * 334)
+    for name, expected in (("derived-class.json", "First: Second: Third: Fourth"),
+                           ("derived-class-legacy.json",
+                            "First-legacy: Second-legacy: Third-legacy: Fourth-legacy")):
+        cls = json.loads((FIX / name).read_text())
+        doc = {"type": "Feature", "geometry": {"type": "Point", "coordinates": [1, 2]},
+               "properties": {"classification": cls}}
+        assert parse_geojson(json.dumps(doc))["classifications"] == [expected]
+
+
+def test_geojson_collection_array_and_legacy(tmp_path):
+    anns = [{"name": "a", "bounds": [1, 2, 3, 4], "class": "Tumor"},
+            {"name": "b", "bounds": [10, 20, 30, 40]}]
+    write_geojson(tmp_path / "c.geojson", anns, collection=True)
+    write_geojson(tmp_path / "a.geojson", anns, collection=False)
+    write_geojson(tmp_path / "one.geojson", anns[:1], collection=False)
+    state = FinalState(work_dir=tmp_path)
+    get = GETTERS["qupath_geojson"]
+    assert get(state, "c.geojson", key="kind") == "FeatureCollection"
+    assert get(state, "a.geojson", key="kind") == "array"
+    assert get(state, "one.geojson", key="kind") == "Feature"
+    assert get(state, "c.geojson", name="b", key="bounds") == [10, 20, 30, 40]
+    assert get(state, "c.geojson", name="a", key="classification") == "Tumor"
+    assert get(state, "c.geojson", object_type="detection", key="n_features") == 0
+    legacy = [{"type": "Feature", "id": "PathAnnotationObject",
+               "geometry": {"type": "Polygon", "coordinates": [[[0, 0], [2, 0], [2, 2], [0, 0]]]},
+               "properties": {"classification": {"name": "Stroma", "colorRGB": -1},
+                              "measurements": [{"name": "Area", "value": 2.0}]}}]
+    (tmp_path / "v02.geojson").write_text(json.dumps(legacy))
+    f = get(state, "v02.geojson", key="features.0")
+    assert f["object_type"] == "annotation" and f["measurements"] == {"Area": 2.0}
+    assert f["classification"] == "Stroma" and f["area"] == 2.0
+    with pytest.raises(GetterError, match="no feature named"):
+        get(state, "c.geojson", name="zz")
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"", "empty"),
+    (b"   \n", "empty"),
+    (b"\x00\x01\x02GEOJSON", "binary"),
+    (b'{"type": "FeatureCollection", "features": [{"type": "Feature", "geom', "truncated"),
+    (b'{"type": "FeatureCollection"}', "features"),
+    (b'{"hello": 1}', "not GeoJSON"),
+    (b'{"type": "Feature", "properties": {}}', "without geometry"),
+    (b'{"type": "Feature", "geometry": {"type": "Polygon", "coordinates": [[[0, 0], [1]]]}}',
+     "bad coordinate"),
+    (b'{"type": "Feature", "geometry": {"type": "Blob", "coordinates": []}}', "unknown geometry"),
+    (b'[{"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}, '
+     b'"properties": {"measurements": {"a": "abc"}}}]', "not a number"),
+])
+def test_geojson_malformed_files_fail_cleanly(tmp_path, content, message):
+    (tmp_path / "bad.geojson").write_bytes(content)
+    with pytest.raises(GetterError, match=message):
+        GETTERS["qupath_geojson"](FinalState(work_dir=tmp_path), "bad.geojson")
+
+
+# --- measurement-table getter ----------------------------------------------------------------
+
+
+def test_table_as_qupath_writes_it(tmp_path):
+    anns = [{"name": "R1", "bounds": [0, 0, 100, 50], "class": "Tumor", "num_detections": 12,
+             "num_positive": 3, "num_negative": 9, "positive_percent": 25.0},
+            {"name": "R2", "bounds": [10, 10, 20, 20]}]
+    rows, cols = annotation_rows("ihc.tif", anns, 0.5, detections=True)
+    write_table(tmp_path / "t.tsv", rows, cols)
+    text = (tmp_path / "t.tsv").read_text()
+    assert text.splitlines()[0].startswith("Image\tObject ID\tObject type\tName\tClassification")
+    assert "\tNaN\t" in text  # R2's Positive %
+    state = FinalState(work_dir=tmp_path)
+    get = GETTERS["qupath_table"]
+    assert get(state, "t.tsv", key="n_rows") == 2
+    assert get(state, "t.tsv", name="R1", column="Area um^2") == pytest.approx(1250)
+    assert get(state, "t.tsv", name="R1", column="Positive %") == 25
+    assert math.isnan(get(state, "t.tsv", name="R2", column="Positive %"))
+    assert get(state, "t.tsv", name="R2", column="Classification") == ""
+    assert get(state, "t.tsv", column="Name") == ["R1", "R2"]
+    assert get(state, "t.tsv", object_type="annotation", key="n_rows") == 2
+    with pytest.raises(GetterError, match="no column"):
+        get(state, "t.tsv", column="H-score")
+    with pytest.raises(GetterError, match="0 rows named"):
+        get(state, "t.tsv", name="R9")
+
+
+def test_table_old_class_column_latin1_and_quoted_fields(tmp_path):
+    old = ("Image\tName\tClass\tParent\tROI\tCentroid X \xb5m\tCentroid Y \xb5m\t"
+           "Num Detections\tArea \xb5m^2\n"
+           "slide.svs\tRegion\tTumor\tImage\tPolygon\t12.5\t7.25\t4\t1234.5\n")
+    (tmp_path / "old.txt").write_bytes(old.encode("latin-1"))
+    state = FinalState(work_dir=tmp_path)
+    assert GETTERS["qupath_table"](state, "old.txt", name="Region",
+                                   column="Classification") == "Tumor"
+    assert GETTERS["qupath_table"](state, "old.txt", name="Region", column="Area µm^2") == 1234.5
+    csv = 'Image,Name,Classification\nimg.tif,"a, b",Tumor\n'
+    (tmp_path / "c.csv").write_text(csv)
+    assert GETTERS["qupath_table"](state, "c.csv", key="names") == ["a, b"]
+    assert normalize_column("Area μm^2") == normalize_column("area um^2") == "area µm^2"
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"", "empty"),
+    (b"\n\n", "empty"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00", "binary"),
+    (b"a\tb\tc\n1\t2\t3\n", "not a QuPath measurement table"),
+    (b"Image\tName\tArea px^2\nimg\tR1\t12\nimg\tR2\n", "truncated"),
+    (b"Image\tName\tName\nimg\tR\tR\n", "duplicate"),
+    (b'Image\tName\nimg\t"open\n', "unbalanced"),
+])
+def test_table_malformed_files_fail_cleanly(tmp_path, content, message):
+    (tmp_path / "bad.tsv").write_bytes(content)
+    with pytest.raises(GetterError, match=message):
+        GETTERS["qupath_table"](FinalState(work_dir=tmp_path), "bad.tsv")
+
+
+def test_dump_getters(tmp_path):
+    app = dump("tile.tif", 10, 10, 0.5, anns=[{"name": "A", "bounds": [1, 2, 3, 4]}])
+    state = FinalState(work_dir=tmp_path, app_state=app)
+    assert GETTERS["qupath_annotation"](state, "A", key="area_px") == 12
+    assert GETTERS["qupath_stain_angle"](state, 2, list(data.QUPATH_DEFAULT_DAB)) < 1e-6
+    with pytest.raises(GetterError, match="no annotation named"):
+        GETTERS["qupath_annotation"](state, "B")
+    with pytest.raises(GetterError, match="unavailable"):
+        GETTERS["qupath_annotation"](FinalState(work_dir=tmp_path), "A")
+    with pytest.raises(GetterError, match="not a QuPath hierarchy dump"):
+        GETTERS["qupath_annotation"](FinalState(work_dir=tmp_path, app_state={"x": 1}), "A")
+    fluo = FinalState(work_dir=tmp_path, app_state=dump("t", 1, 1, 1, image_type="FLUORESCENCE"))
+    with pytest.raises(GetterError, match="no colour deconvolution"):
+        GETTERS["qupath_stain_angle"](fluo, 1, [1, 0, 0])
+
+
+# --- adapter: discovery, launch command, groovy sources --------------------------------------
+
+
+@pytest.fixture
+def no_qupath(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SCIAGENT_QUPATH_HOME", str(tmp_path / "nowhere"))
+    monkeypatch.delenv("QUPATH_EXE", raising=False)
+    if any(p.exists() for p in qadapter.install_locations()):
+        pytest.skip("QuPath is installed system-wide here")
+
+
+def test_missing_qupath_names_the_install_command(no_qupath, monkeypatch, tmp_path):
+    adapter = load_adapter("qupath")
+    assert qadapter.find_qupath() is None
+    with pytest.raises(MissingProgramError, match="sciagent-gym install qupath"):
+        adapter.check_installed()
+    monkeypatch.setenv("QUPATH_EXE", str(tmp_path / "no" / "QuPath"))
+    with pytest.raises(MissingProgramError, match="QUPATH_EXE=.*not an executable"):
+        adapter.check_installed()
+    req = adapter.info.requires[0]
+    assert req.install == "sciagent-gym install qupath" and "official release" in req.package
+
+
+def test_gym_make_without_qupath_says_how_to_install(no_qupath):
+    import gymnasium as gym
+
+    import sciagent_gym  # noqa: F401
+
+    with pytest.raises(MissingProgramError, match="sciagent-gym install qupath"):
+        gym.make("SciGUI-QuPath-v0", task="qupath/set-image-type")
+
+
+def test_find_qupath_order(no_qupath, monkeypatch, tmp_path):
+    fake = tmp_path / "nowhere" / "bin" / "QuPath"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\n")  # a fake launcher: discovery only
+    fake.chmod(0o755)
+    assert qadapter.find_qupath() == fake
+    assert qadapter.app_dir(fake) == tmp_path / "nowhere"
+    other = tmp_path / "elsewhere" / "QuPath"
+    other.parent.mkdir()
+    other.write_text("#!/bin/sh\n")
+    other.chmod(0o755)
+    monkeypatch.setenv("QUPATH_EXE", str(other))
+    assert qadapter.find_qupath() == other
+
+
+def test_launch_command_and_env(no_qupath, monkeypatch, tmp_path):
+    fake = tmp_path / "nowhere" / "bin" / "QuPath"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    adapter = load_adapter("qupath")
+    assert adapter.info.env_id == "SciGUI-QuPath-v0"
+    assert adapter.sandbox_ro_binds() == [str(tmp_path / "nowhere")]
+
+    class P:
+        paths = {"home": "/home/user", "work": "/home/user/work", "tmp": "/tmp"}
+
+    task = make_task(SPECS["qupath/classify-annotation"], 0, tmp_path / "w")
+    task.stage(tmp_path / "w")
+    argv = adapter.launch_argv(P(), task)
+    assert argv[:2] == ["sh", "-c"] and argv[4] == str(fake)
+    stage = json.loads(argv[6])
+    assert stage["image"] == "ihc.tif" and len(stage["annotations"]) == 3
+    assert "answer" not in argv[6] and "positive_percent" not in argv[6]
+    subprocess.run(["sh", "-n", "-c", argv[2]], check=True)
+    env = adapter.launch_env(P())["JAVA_TOOL_OPTIONS"]
+    assert "-Duser.home=/home/user" in env and "-Dqupath.prefs.name=sciagent-gym" in env
+    assert "-Dqupath.startup.script=/tmp/sciagent-qupath/channel.groovy" in env
+    from sciagent_gym.controller.windows import WindowInfo
+
+    def win(title):
+        return WindowInfo(id=1, title=title, wm_class="QuPath", x=0, y=0, width=800,
+                          height=600, active=True, modal=False)
+
+    assert adapter.is_ready([win("QuPath (0.5.1) - ihc.tif")], task)
+    assert not adapter.is_ready([win("QuPath (0.5.1)")], task)
+    assert adapter.is_ready([win("QuPath (0.5.1)")], None)
+    assert not adapter.is_ready([win("Set image type")], None)
+    task.cleanup()
+
+
+def test_groovy_sources_and_prefs():
+    here = ROOT / "envs" / "qupath"
+    for name in ("channel.groovy", "make_project.groovy", "state_dump.groovy"):
+        code = (here / name).read_text()
+        assert _balanced(code.replace("'s", "s")), name
+    assert "// @ARGS" in qadapter.MAKE_PROJECT
+    prefs = (here / "snapshot/home/.java/.userPrefs/sciagent-gym/prefs.xml").read_text()
+    for key in ("imageTypeSetting", "showStartupMessage", "autoUpdateCheck"):
+        assert f'key="{key}"' in prefs
+
+
+# --- install recipe --------------------------------------------------------------------------
+
+
+def _run_install(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(INSTALL), *args], capture_output=True, text=True,
+                           timeout=60, env={**os.environ, **(env or {})})
+
+
+def test_install_script_offline_paths(tmp_path):
+    subprocess.run(["bash", "-n", str(INSTALL)], check=True)
+    res = _run_install("--help")
+    assert res.returncode == 0 and "--prefix" in res.stdout
+    res = _run_install("--bogus")
+    assert res.returncode != 0 and "unknown option" in res.stderr
+    # a local fake release (named a fake: it only carries a bin/QuPath stub)
+    tree = tmp_path / "QuPath-v0.5.1-Linux" / "QuPath" / "bin"
+    tree.mkdir(parents=True)
+    (tree / "QuPath").write_text("#!/bin/sh\necho sciagent-qupath-ok\n")
+    (tree / "QuPath").chmod(0o755)
+    archive = tmp_path / "fake.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        tar.add(tmp_path / "QuPath-v0.5.1-Linux", arcname="QuPath-v0.5.1-Linux")
+    prefix = tmp_path / "prefix"
+    res = _run_install("--prefix", str(prefix), env={"QUPATH_URL": archive.as_uri()})
+    assert res.returncode != 0 and "checksum mismatch" in res.stderr
+    assert not (prefix / "bin" / "QuPath").exists()
+    import hashlib
+
+    digest = hashlib.sha512(archive.read_bytes()).hexdigest()
+    env = {"QUPATH_URL": archive.as_uri(), "QUPATH_SHA512": digest}
+    res = _run_install("--prefix", str(prefix), env=env)
+    assert res.returncode == 0, res.stderr
+    assert (prefix / "bin" / "QuPath").resolve() == \
+        (prefix / "QuPath-v0.5.1" / "bin" / "QuPath").resolve()
+    again = _run_install("--prefix", str(prefix), env=env)
+    assert again.returncode == 0 and "already installed" in again.stdout

@@ -186,6 +186,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from sciagent_gym.bench import format_bench, plot_bench, run_bench, save
 
+    if args.episodes < 1 or args.baseline_episodes < 1:
+        raise ValueError("bench needs --episodes >= 1 and --baseline-episodes >= 1: every "
+                         "figure is a median and a ratio against the baseline")
+
     def progress(message: str) -> None:
         if not args.json:
             print(f"... {message}", file=sys.stderr, flush=True)

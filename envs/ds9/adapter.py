@@ -1,0 +1,301 @@
+"""SAOImage DS9 8.x (Debian ``saods9`` + ``xpa-tools``): launch, readiness and an XPA channel.
+
+DS9 serves XPA, its own command protocol (``xpaset -p NAME cmd args``, ``xpaget NAME cmd``).
+The channel is kept inside the env's sandbox:
+
+- DS9 and every client run with ``XPA_METHOD=local``: access points are unix sockets (no TCP
+  port at all) in ``XPA_TMPDIR``, a directory in the sandbox's private /tmp; the name server
+  ``xpans`` that DS9 starts listens there too. DS9's IRAF (IIS) listener, by default TCP port
+  5137 on all interfaces, is switched off. The sandbox also has its own network namespace
+  (bubblewrap ``--unshare-all``), so not even a loopback port would be shared.
+- The access point has a private name (:data:`XPA_NAME`, DS9's ``-title``), not DS9's default
+  ``ds9``, so a client that does reach a directory by mistake never talks to the wrong program.
+- Clients (``xpaget``/``xpaset``) are started inside the same sandbox (``run_client``); they
+  write every answer to a file that is renamed when complete, which the adapter reads.
+
+Scripts (:meth:`Adapter.run_script`, used by oracles) are XPA commands, one per line::
+
+    # a comment; blank lines are skipped
+    scale log                   -> xpaset -p NAME scale log
+    set cmap heat               -> the same ("set " is optional)
+    regions command "circle 100 120 5"
+    get scale                   -> xpaget NAME scale; its answer is returned
+    get data image 10 20 1 1 yes > peak.txt   -> the answer is written to peak.txt (relative
+                                                 to the work directory)
+
+The first failing command stops the script and raises :class:`DS9ScriptError` with DS9's
+message (``XPA$ERROR ...``). XPA errors never open dialogs in DS9; errors from GUI actions do
+(a Tk message box): a script run closes any that appear and reports them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.controller.windows import WindowInfo
+from sciagent_gym.errors import SciAgentError
+from sciagent_gym.tools import ToolAdapter
+
+if TYPE_CHECKING:
+    from sciagent_gym.providers.base import Provider
+    from sciagent_gym.tasks.task import Task
+
+XPA_NAME = "sciagent"
+MAIN_TITLE = f"SAOImage {XPA_NAME}"
+# The image canvas; with DS9's panels, button bar and colour bar the window is 1000x717 at
+# (0, 0) (plus openbox's title bar): it fits the 1280x800 screen with room to spare.
+CANVAS = (1000, 480)
+_SEP = "\x1e"
+
+# DS9 in the sandbox: XPA over unix sockets in a private directory.
+_LAUNCH = 'mkdir -p "$XPA_TMPDIR" && exec ds9 "$@"'
+
+# The client: $1 answer path, $2 XPA dir, $3 name, $4 "stop"|"all", then one command per arg.
+_CLIENT = r"""
+out=$1; export XPA_METHOD=local XPA_TMPDIR=$2; name=$3; mode=$4; shift 4
+part="$out.part"; : > "$part"; n=0
+for line in "$@"; do
+  n=$((n + 1)); file=""
+  case $line in
+    "get "*) cmd=${line#get }
+      case $cmd in *" > "*) file=${cmd##* > }; cmd=${cmd% > *} ;; esac
+      res=$(xpaget "$name" "$cmd" 2>&1); rc=$? ;;
+    *) cmd=${line#set }; res=$(xpaset -p "$name" "$cmd" 2>&1); rc=$? ;;
+  esac
+  case $res in *'XPA$ERROR'*) rc=${rc#0}; rc=${rc:-1} ;; esac
+  if [ "$rc" = 0 ] && [ -n "$file" ]; then
+    printf '%s\n' "$res" > "$file" || rc=2
+  fi
+  printf '\036%s %s\n%s\n' "$n" "$rc" "$res" >> "$part"
+  [ "$rc" != 0 ] && [ "$mode" = stop ] && break
+done
+mv "$part" "$out"
+"""
+
+# What dump_state asks, by key (each an ``xpaget`` argument).
+_QUERIES = {
+    "version": "version", "file": "file", "frame": "frame", "frames": "frame all",
+    "scale": "scale", "scale_mode": "scale mode", "scale_limits": "scale limits",
+    "scale_log_exp": "scale log exp", "cmap": "cmap", "cmap_invert": "cmap invert",
+    "zoom": "zoom", "rotate": "rotate", "pan_image": "pan image",
+    "pan_fk5": "pan wcs fk5 degrees", "crosshair_image": "crosshair image",
+    "crosshair_fk5": "crosshair wcs fk5 degrees", "mode": "mode",
+    "regions": "regions -format ds9 -system image",
+    "smooth": "smooth", "smooth_function": "smooth function", "smooth_radius": "smooth radius",
+    "smooth_sigma": "smooth sigma", "contour": "contour", "contour_nlevels": "contour nlevels",
+    "contour_levels": "contour levels", "contour_limits": "contour limits",
+    "contour_scale": "contour scale", "contour_smooth": "contour smooth",
+    "crop_image": "crop image", "size": "fits size", "object": "fits header keyword OBJECT",
+    "block": "block", "tile": "tile",
+}
+
+
+class DS9ScriptError(SciAgentError):
+    """An XPA command failed or DS9 did not answer."""
+
+
+def is_error_dialog(window: WindowInfo) -> bool:
+    """DS9's message boxes are Tk dialogs (class Dialog), not the main window."""
+    return (not window.title.startswith("SAOImage") and "dialog" in window.wm_class.lower()
+            and window.width > 50 and window.height > 30)
+
+
+def parse_script(code: str) -> list[str]:
+    """The script's commands: one per line, comments and blank lines dropped."""
+    lines = [ln.strip() for ln in code.splitlines()]
+    return [ln for ln in lines if ln and not ln.startswith("#")]
+
+
+def parse_answers(text: str) -> list[tuple[int, int, str]]:
+    """(line number, exit code, answer text) per command from the client's answer file."""
+    out = []
+    for block in text.split(_SEP)[1:]:
+        head, _, body = block.partition("\n")
+        n, rc = head.split()
+        out.append((int(n), int(rc), body.rstrip("\n")))
+    return out
+
+
+def _floats(text: str | None) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(v) for v in text.split()]
+    except ValueError:
+        return None
+
+
+def _float(text: str | None) -> float | None:
+    values = _floats(text)
+    return values[0] if values else None
+
+
+def _yes(text: str | None) -> bool | None:
+    return None if text is None else text.strip().lower() in ("yes", "1", "true")
+
+
+def build_state(raw: dict[str, str | None]) -> dict[str, Any]:
+    """The state dump as JSON data from the raw ``xpaget`` answers (None: the query failed)."""
+    from sciagent_gym.envs.ds9.regions import RegionError, parse_regions
+
+    file = (raw.get("file") or "").strip()
+    try:
+        parsed = parse_regions(raw.get("regions") or "")
+        regions = [{"shape": s["shape"], "exclude": s["exclude"], "coords": s["coords"],
+                    "sizes": [v for v, _ in s["sizes"]], "angles": s["angles"],
+                    "props": s["props"]} for s in parsed["shapes"]]
+        region_error = None
+    except RegionError as exc:
+        regions, region_error = [], str(exc)
+    crop = _floats(raw.get("crop_image"))
+    size = _floats(raw.get("size"))
+    return {
+        "xpa_name": XPA_NAME, "version": (raw.get("version") or "").split()[-1:] or None,
+        "file": file, "loaded": bool(file),
+        "file_name": file.rsplit("/", 1)[-1] if file else "",
+        "frame": _float(raw.get("frame")),
+        "frames": [int(v) for v in (_floats(raw.get("frames")) or [])],
+        "n_frames": len(_floats(raw.get("frames")) or []),
+        "scale": {"function": (raw.get("scale") or "").strip() or None,
+                  "mode": (raw.get("scale_mode") or "").strip() or None,
+                  "limits": _floats(raw.get("scale_limits")),
+                  "log_exp": _float(raw.get("scale_log_exp"))},
+        "cmap": {"name": (raw.get("cmap") or "").strip() or None,
+                 "invert": _yes(raw.get("cmap_invert"))},
+        "zoom": _float(raw.get("zoom")), "rotate": _float(raw.get("rotate")),
+        "pan": {"image": _floats(raw.get("pan_image")), "fk5": _floats(raw.get("pan_fk5"))},
+        "crosshair": {"image": _floats(raw.get("crosshair_image")),
+                      "fk5": _floats(raw.get("crosshair_fk5"))},
+        "mode": (raw.get("mode") or "").strip() or None,
+        "regions": regions, "n_regions": len(regions), "regions_error": region_error,
+        "smooth": {"on": _yes(raw.get("smooth")),
+                   "function": (raw.get("smooth_function") or "").strip() or None,
+                   "radius": _float(raw.get("smooth_radius")),
+                   "sigma": _float(raw.get("smooth_sigma"))},
+        "contour": {"on": _yes(raw.get("contour")), "nlevels": _float(raw.get("contour_nlevels")),
+                    "levels": _floats(raw.get("contour_levels")),
+                    "limits": _floats(raw.get("contour_limits")),
+                    "scale": (raw.get("contour_scale") or "").strip() or None,
+                    "smooth": _float(raw.get("contour_smooth"))},
+        "crop": {"image": crop,
+                 "cropped": bool(crop and size and (crop[2] < size[0] or crop[3] < size[1]))},
+        "size": size,
+        "object": (raw.get("object") or "").strip() or None,
+        "block": _float(raw.get("block")), "tile": _yes(raw.get("tile")),
+    }
+
+
+class Adapter(ToolAdapter):
+    ready_timeout = 30.0
+
+    @property
+    def generators(self):  # imported on use: the control server in a guest needs no numpy
+        from sciagent_gym.envs.ds9 import data
+
+        return data.GENERATORS
+
+    def __init__(self, info) -> None:
+        super().__init__(info)
+        self._counter = itertools.count(1)
+
+    @staticmethod
+    def xpa_dir(provider: Provider) -> str:
+        return f"{provider.paths['tmp']}/xpa"
+
+    def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
+        work = provider.paths["work"]
+        files = task.spec.open if task is not None else []
+        opens: list[str] = []
+        for i, name in enumerate(files):
+            opens += (["-frame", "new"] if i else []) + [f"{work}/{name}"]
+        # -port 0 -fifo none -unix none: no IRAF (IIS) listener, which by default is a TCP
+        # port (5137) on all interfaces; XPA is the only way in.
+        return ["sh", "-c", _LAUNCH, "ds9", "-title", XPA_NAME, "-port", "0", "-fifo", "none",
+                "-unix", "none", "-geometry", "+0+0",
+                "-width", str(CANVAS[0]), "-height", str(CANVAS[1]), *opens]
+
+    def launch_env(self, provider: Provider) -> dict[str, str]:
+        return {"XPA_METHOD": "local", "XPA_TMPDIR": self.xpa_dir(provider)}
+
+    def open_inputs(self, provider: Provider, task: Task) -> None:
+        work = provider.paths["work"]
+        lines = []
+        for i, name in enumerate(task.spec.open):
+            lines += (["frame new"] if i else []) + [f"fits {work}/{name}"]
+        self.run_script(provider, "\n".join(lines), timeout=60.0)
+
+    def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
+        return any(w.title == MAIN_TITLE and w.width > 1 and w.height > 1 for w in windows)
+
+    def after_ready(self, provider: Provider, task: Task | None) -> None:
+        # The window shows before DS9 serves XPA and before it has read the task's files: an
+        # answer naming the last file proves both.
+        work = provider.paths["work"]
+        want = f"{work}/{task.spec.open[-1]}" if task is not None and task.spec.open else None
+        deadline = time.monotonic() + self.ready_timeout
+        last = None
+        while True:
+            try:
+                last = self._run(provider, ["get file"], "stop", timeout=2.0)[0][2].strip()
+                if want is None or last == want:
+                    return
+            except DS9ScriptError as exc:
+                last = str(exc)
+            if time.monotonic() > deadline:
+                raise DS9ScriptError(f"DS9 did not serve XPA with its file loaded within "
+                                     f"{self.ready_timeout:.0f} s (last answer: {last!r})")
+            time.sleep(0.05)
+
+    def _run(self, provider: Provider, commands: list[str], mode: str,
+             timeout: float) -> list[tuple[int, int, str]]:
+        n = next(self._counter)
+        answer = f"{provider.paths['tmp']}/sciagent-ds9-{n}.answer"
+        before = {w.id for w in provider.windows() if is_error_dialog(w)}
+
+        def check() -> None:
+            errors = [w for w in provider.windows() if is_error_dialog(w) and w.id not in before]
+            if errors:
+                time.sleep(0.05)
+                for w in errors:
+                    provider.close_window(w.id)
+                raise DS9ScriptError("DS9 showed an error message (now closed) instead of "
+                                     "answering")
+
+        text = self.run_client(provider, f"ds9-xpa-{n}",
+                               ["sh", "-c", _CLIENT, "xpa", answer, self.xpa_dir(provider),
+                                XPA_NAME, mode, *commands],
+                               answer, timeout, DS9ScriptError, check, poll=0.01)
+        try:
+            return parse_answers(text)
+        except ValueError:
+            raise DS9ScriptError(f"unreadable answer from the XPA client: {text[:300]!r}") \
+                from None
+
+    def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str:
+        """Run XPA commands (see the module docstring); returns the ``get`` answers, one per
+        line. Raises DS9ScriptError at the first failing command."""
+        commands = parse_script(code)
+        if not commands:
+            return ""
+        answers = self._run(provider, commands, "stop", timeout)
+        for n, rc, text in answers:
+            if rc != 0:
+                message = text.replace("XPA$ERROR", "").strip()
+                raise DS9ScriptError(f"DS9 rejected command {n} ({commands[n - 1]!r}): "
+                                     f"{message or f'exit code {rc}'}")
+        if len(answers) != len(commands):
+            raise DS9ScriptError(f"only {len(answers)} of {len(commands)} commands ran")
+        gets = [text for n, _, text in answers
+                if commands[n - 1].startswith("get ") and " > " not in commands[n - 1]]
+        return "\n".join(gets)
+
+    def dump_state(self, provider: Provider) -> dict[str, Any]:
+        keys = list(_QUERIES)
+        answers = self._run(provider, [f"get {_QUERIES[k]}" for k in keys], "all", 20.0)
+        if len(answers) != len(keys):
+            raise DS9ScriptError(f"state dump incomplete: {len(answers)} of {len(keys)} answers")
+        raw = {keys[n - 1]: (text if rc == 0 else None) for n, rc, text in answers}
+        return json.loads(json.dumps(build_state(raw)))

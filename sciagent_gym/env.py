@@ -25,7 +25,7 @@ from sciagent_gym.action_parser import parse_action
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.evaluation import EvaluationResult, FinalState, commands_needed, evaluate
 from sciagent_gym.evaluation.cost import is_cheap
-from sciagent_gym.spaces import UnicodeText, make_action_space
+from sciagent_gym.spaces import UnicodeText, action_to_dict, make_action_space
 from sciagent_gym.tasks.spec import TaskSpec, load_specs
 from sciagent_gym.tasks.task import SPLITS, Task, split_of
 from sciagent_gym.timings import Timings
@@ -84,7 +84,8 @@ class SciGUIEnv(gym.Env):
                  split: str | None = None, hints: bool = False, pool_size: int = 1,
                  obs_size: tuple[int, int] | None = None, url: str | None = None,
                  token: str | None = None, reset_hook: Any = None,
-                 provider_options: dict[str, Any] | None = None) -> None:
+                 provider_options: dict[str, Any] | None = None,
+                 expose_state: bool = False) -> None:
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', not {render_mode!r}")
         if reward not in REWARD_MODES:
@@ -113,6 +114,9 @@ class SciGUIEnv(gym.Env):
         self._allow_unsafe_cli = allow_unsafe_cli
         self.split, self.hints = split, hints
         self.pool_size = pool_size
+        # The program's internal state in info["state"] after reset and every step (POMDP
+        # studies: what the screenshot does not show). Never in the observation.
+        self.expose_state = expose_state
         self._progress = 0.0
         self.obs_size = tuple(obs_size) if obs_size else None
         obs_w, obs_h = self.obs_size or (self.width, self.height)
@@ -203,7 +207,15 @@ class SciGUIEnv(gym.Env):
                 "instruction": self.task.instruction,
                 "difficulty": self.task.spec.difficulty, "max_steps": self.max_steps,
                 "allow_cli": self.cli_allowed, "timings": Timings(provider.last_reset_timings)}
+        if self.expose_state:
+            self._expose_state(info)
         return self._observation(), info
+
+    def _expose_state(self, info: dict[str, Any]) -> None:
+        try:
+            info["state"] = self.adapter.dump_state(self.provider)
+        except Exception as exc:  # a busy or crashed program: say so, keep the episode
+            info["state_error"] = f"{type(exc).__name__}: {exc}"
 
     def _prefetch(self, seed: int | None, options: dict[str, Any]) -> None:
         """Tell the provider which variants the next reset most likely asks for.
@@ -286,6 +298,9 @@ class SciGUIEnv(gym.Env):
                                   settle=max(t3 - t2 - grab, 0.0), grab=grab,
                                   total=time.perf_counter() - t0)
         info["steps"] = self._steps
+        info["parsed"] = [action_to_dict(a) for a in parsed]
+        if self.expose_state and status != "crashed":
+            self._expose_state(info)
         return self._observation(), reward, terminated, truncated, info
 
     def _perform(self, act: A.Action, info: dict[str, Any]) -> bool:

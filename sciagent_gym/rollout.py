@@ -128,7 +128,8 @@ class _RecordingEnv(gym.Wrapper):
         obs, reward, terminated, truncated, info = out
         screen = (self.env.unwrapped.width, self.env.unwrapped.height)
         self.recorder.line({
-            "step": info.get("steps"), "action": _describe(action, screen), "reward": reward,
+            "step": info.get("steps"), "action": _describe(action, screen),
+            "parsed": info.get("parsed"), "reward": reward,
             "terminated": terminated, "truncated": truncated,
             "action_error": info.get("action_error"), "app_crashed": info.get("app_crashed"),
             "timings": info.get("timings"), "evaluation": info.get("evaluation"),

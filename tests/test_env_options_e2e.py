@@ -108,3 +108,23 @@ def test_resized_observation_and_step_timings():
         assert 0 < t["grab"] < t["total"] and t["settle"] > 0
     finally:
         env.close()
+
+
+def test_expose_state_puts_the_program_state_in_info_only():
+    env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", expose_state=True, pool_size=0)
+    try:
+        obs, info = env.reset(seed=0)
+        assert isinstance(info["state"], dict) and info["state"]  # ImageJ's own dump
+        assert set(obs) == {"screenshot", "instruction", "terminal"}  # not in the observation
+        _, _, _, _, info = env.step("pyautogui.press('escape')")
+        assert isinstance(info["state"], dict)
+        assert info["parsed"] == [{"type": "key", "key": "escape", "presses": 1}]
+    finally:
+        env.close()
+
+
+def test_state_is_not_exposed_by_default(imagej_env):
+    _, info = imagej_env.reset(seed=0)
+    assert "state" not in info
+    _, _, _, _, info = imagej_env.step("pyautogui.click(5000, 5)")
+    assert info["action_error"] and info["parsed"] == [] and "state" not in info

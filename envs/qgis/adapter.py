@@ -1,0 +1,162 @@
+"""QGIS 3.22 (Debian ``qgis`` + ``python3-qgis``): launch, readiness and a private file channel.
+
+QGIS starts with ``--code channel.py``: in-process Python that polls a request directory in the
+sandbox's private /tmp from a QTimer on the GUI thread (see ``channel.py``). There is no network
+listener at all: the client is a ``sh -c`` started in the same sandbox that writes the request
+file and renames it into place, so one env's requests can only ever reach its own QGIS (another
+env's sandbox has another /tmp). Answers come back as a JSON file renamed into place, which
+:meth:`ToolAdapter.run_client` waits for.
+
+The profile in ``snapshot/home/qgis/profiles/default`` (``--profiles-path``; not under a hidden
+directory, so that it survives packaging) fixes the main window geometry (maximised at
+1280x800), turns off the version check, news feed, plugin update checks, the datum
+transformation prompt and the plugins the tasks do not need.
+The task's files are opened by the channel itself at start-up (``SCIAGENT_QGIS_OPEN``), in a
+fixed order, and the map is zoomed to their full extent. Modal dialogs do not block the
+channel: QTimers fire in a dialog's nested event loop (tested in the e2e tests).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.controller.windows import WindowInfo
+from sciagent_gym.errors import SciAgentError
+from sciagent_gym.tools import ToolAdapter
+
+if TYPE_CHECKING:
+    from sciagent_gym.providers.base import Provider
+    from sciagent_gym.tasks.task import Task
+
+CHANNEL_CODE = Path(__file__).with_name("channel.py").read_text()
+STATE_CODE = Path(__file__).with_name("state_dump.py").read_text()
+TITLE_SUFFIX = "QGIS"
+
+# argv: $1 channel code, $2 where to put it, $3 the files to open (a JSON list); the channel
+# directory comes from the environment.
+_LAUNCH = r"""
+export SCIAGENT_QGIS_OPEN="$3"
+rm -rf "$SCIAGENT_QGIS_CHANNEL" && mkdir -p "$SCIAGENT_QGIS_CHANNEL/req" || exit 3
+printf '%s' "$1" > "$2" || exit 3
+exec qgis --nologo --noversioncheck --profiles-path "$HOME/qgis" --code "$2"
+"""
+# argv: $1 request code, $2 request path (N.py): written under another name, then renamed.
+_CLIENT = r"""mkdir -p "${2%/*}" && printf '%s' "$1" > "$2.tmp" && mv "$2.tmp" "$2" """
+
+_PROBE = """\
+__out__ = dict(loaded=channel_status["loaded"], error=channel_status["open_error"],
+               layers=len(project.mapLayers()), drawing=canvas.isDrawing())
+"""
+
+
+class ScriptError(SciAgentError):
+    """A QGIS request failed (the message holds QGIS's traceback) or got no answer."""
+
+
+class Adapter(ToolAdapter):
+    ready_timeout = 60.0
+
+    @property
+    def generators(self):  # imported on use: the control server in a guest needs no numpy
+        from sciagent_gym.envs.qgis import data
+
+        return data.GENERATORS
+
+    def __init__(self, info) -> None:
+        super().__init__(info)
+        self._counter = itertools.count(1)
+
+    @staticmethod
+    def channel_dir(provider: Provider) -> str:
+        return f"{provider.paths['tmp']}/sciagent-qgis"
+
+    def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
+        code_path = f"{provider.paths['tmp']}/sciagent-qgis-channel.py"
+        return ["sh", "-c", _LAUNCH, "qgis-launch", CHANNEL_CODE, code_path,
+                json.dumps(self._input_paths(provider, task))]
+
+    def launch_env(self, provider: Provider) -> dict[str, str]:
+        return {"SCIAGENT_QGIS_CHANNEL": self.channel_dir(provider),
+                "XDG_RUNTIME_DIR": f"{provider.paths['tmp']}/runtime-user",
+                "QT_X11_NO_MITSHM": "1", "LIBGL_ALWAYS_SOFTWARE": "1",
+                "QGIS_DISABLE_MESSAGE_HOOKS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def _input_paths(self, provider: Provider, task: Task | None) -> list[str]:
+        work = provider.paths["work"]
+        return [f"{work}/{name}" for name in (task.spec.open if task is not None else ())]
+
+    def open_inputs(self, provider: Provider, task: Task) -> None:
+        paths = self._input_paths(provider, task)
+        self._request(provider, f"open_inputs({paths!r})", timeout=60.0)
+
+    def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
+        return any(w.title.endswith(TITLE_SUFFIX) and w.width > 600 and w.height > 400
+                   for w in windows)
+
+    def after_ready(self, provider: Provider, task: Task | None) -> None:
+        # The main window shows before the channel runs and before the inputs are open: wait
+        # for an answer that says they are, and for the map to finish drawing.
+        want = len(task.spec.open) if task is not None else 0
+        deadline = time.monotonic() + self.ready_timeout
+        while True:
+            try:
+                probe = self._request(provider, _PROBE, timeout=5.0)
+            except ScriptError:
+                probe = None
+            if probe and probe["error"]:
+                raise ScriptError(f"QGIS could not open the task's files: {probe['error']}")
+            if probe and probe["loaded"] and probe["layers"] >= want and not probe["drawing"]:
+                break
+            if time.monotonic() > deadline:
+                raise ScriptError(f"QGIS channel not ready within {self.ready_timeout:.0f}s "
+                                  f"(last probe: {probe}); output:\n{provider.app_log_tail()}")
+            time.sleep(0.05)
+
+    def run_script(self, provider: Provider, code: str, timeout: float = 60.0) -> str:
+        """Run Python in QGIS's GUI thread (``project``, ``iface``, ``canvas``, ``Qgs*`` at
+        hand); returns what it leaves in ``__out__`` (as JSON text unless it is a string)."""
+        out = self._request(provider, code, timeout)
+        return out if isinstance(out, str) else json.dumps(out)
+
+    def _request(self, provider: Provider, code: str, timeout: float) -> Any:
+        n = next(self._counter)
+        channel = self.channel_dir(provider)
+        before = {w.id for w in provider.windows()}
+        next_look = [time.monotonic() + 0.5]
+
+        def check() -> None:
+            # A request that opens a modal dialog (e.g. QGIS asking which datum transformation
+            # to use) would wait for a click forever: close the dialog (its exec() returns, the
+            # request finishes) and report it.
+            if time.monotonic() < next_look[0]:
+                return
+            next_look[0] = time.monotonic() + 0.5
+            new = [w for w in provider.windows() if w.id not in before and w.title
+                   and not w.title.endswith(TITLE_SUFFIX)]
+            if new:
+                for w in new:
+                    provider.close_window(w.id)
+                raise ScriptError(f"QGIS request opened a dialog instead of finishing "
+                                  f"({', '.join(repr(w.title) for w in new)}); it was closed")
+
+        answer = self.run_client(provider, f"qgis-client-{n}",
+                                 ["sh", "-c", _CLIENT, "qgis-client", code,
+                                  f"{channel}/req/{n}.py"],
+                                 f"{channel}/{n}.json", timeout, ScriptError, check, poll=0.01)
+        try:
+            reply = json.loads(answer)
+        except json.JSONDecodeError as exc:
+            raise ScriptError(f"QGIS's answer is not JSON ({exc}): {answer[:300]}") from None
+        if not reply.get("ok"):
+            raise ScriptError(f"QGIS request failed:\n{reply.get('error')}")
+        return reply.get("out")
+
+    def dump_state(self, provider: Provider) -> dict[str, Any]:
+        out = self._request(provider, STATE_CODE, timeout=30.0)
+        if not isinstance(out, dict):
+            raise ScriptError(f"state dump is not an object: {str(out)[:300]}")
+        return out

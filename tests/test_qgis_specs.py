@@ -1,0 +1,303 @@
+"""Offline checks of the QGIS task specs, their data generators and the QGIS getters.
+
+No X display and no QGIS needed: specs are loaded and staged into tmp_path (the generators use
+numpy only), gold values are checked against independent computations, and the getters are fed
+files in the formats QGIS writes (GeoJSON through OGR with a GeoJSON-2008 ``crs`` member, .qgz
+zips and .qgs XML) plus malformed, truncated and partial ones.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tifffile
+
+from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, evaluate
+from sciagent_gym.tasks.spec import TaskSpec, count_variants, load_specs
+from sciagent_gym.tasks.task import Task, sample_params
+from sciagent_gym.tools import load_tool_getters, task_specs_root
+
+load_tool_getters("qgis")
+
+from sciagent_gym.envs.qgis import data  # noqa: E402
+from sciagent_gym.envs.qgis.getters import normalize_crs, parse_geojson, parse_project  # noqa: E402
+
+SPECS: dict[str, TaskSpec] = load_specs(task_specs_root(), "qgis")
+SPEC_IDS = sorted(SPECS)
+SANDBOX = {"home": "/home/user", "tmp": "/tmp"}
+
+
+def make_task(spec: TaskSpec, seed: int, work: Path) -> Task:
+    return Task(spec, seed, data.GENERATORS, {**SANDBOX, "work": str(work)})
+
+
+# --- specs ---------------------------------------------------------------------------------
+
+
+def test_all_qgis_specs_load():
+    assert len(SPECS) >= 12
+    for spec_id, spec in SPECS.items():
+        assert spec.tool == "qgis"
+        assert Path(spec.source).stem == spec.slug, spec_id
+        assert (count_variants(spec) or 0) >= 4, spec_id
+
+
+def test_difficulties_are_spread_and_one_task_is_infeasible():
+    assert {spec.difficulty for spec in SPECS.values()} == {"easy", "medium", "hard"}
+    assert sum(spec.infeasible for spec in SPECS.values()) >= 1
+
+
+def test_a_gui_only_oracle_exists():
+    gui = [s for s in SPECS.values()
+           if not any(isinstance(step, dict) and ("script" in step or "run" in step)
+                      for step in s.oracle) and not s.infeasible]
+    assert gui, "at least one oracle uses only GUI actions"
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_spec_has_two_negatives_gate_and_hints(spec_id):
+    spec = SPECS[spec_id]
+    assert len(spec.negatives) >= 2
+    assert spec.oracle[-1] in ("DONE", "FAIL")
+    assert spec.evaluator[0].get("gate") is True
+    assert spec.hints.strip()
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_params_are_deterministic_and_vary(spec_id):
+    spec = SPECS[spec_id]
+    sampled = [sample_params(spec, seed) for seed in range(20)]
+    assert sampled == [sample_params(spec, seed) for seed in range(20)]
+    assert len({repr(sorted(p.items())) for p in sampled}) > 1, "params never vary"
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_stage_writes_inputs_and_gold(spec_id, tmp_path):
+    spec = SPECS[spec_id]
+    for seed in (0, 1):
+        work = tmp_path / f"seed{seed}"
+        task = make_task(spec, seed, work)
+        try:
+            task.stage(work)
+            for name in (*spec.open, *spec.protect):
+                assert (work / name).is_file(), name
+            for gen, values in task.gold.items():
+                for key, value in values.items():
+                    if isinstance(value, float):
+                        assert math.isfinite(value), (gen, key)
+            assert task.criteria() and task.steps("oracle")
+            for name in spec.negatives:
+                assert task.steps(name)
+            text = task.instruction
+            assert "{" not in text and "$gold" not in text, text
+            result = evaluate(task.criteria(), FinalState(work_dir=work, app_state=None))
+            assert not result.success
+        finally:
+            task.cleanup()
+
+
+def test_staging_is_reproducible(tmp_path):
+    spec = SPECS["qgis/zonal-stats"]
+    a, b = make_task(spec, 3, tmp_path / "a"), make_task(spec, 3, tmp_path / "b")
+    a.stage(tmp_path / "a")
+    b.stage(tmp_path / "b")
+    assert a.input_hashes == b.input_hashes
+    assert a.gold == b.gold
+
+
+# --- generators and gold values ---------------------------------------------------------------
+
+
+def test_towns_gold_matches_the_file(tmp_path):
+    gold = data.towns(tmp_path, np.random.default_rng(1), n=20, threshold=15000,
+                      category="village")
+    doc = json.loads((tmp_path / "towns.geojson").read_text())
+    props = [f["properties"] for f in doc["features"]]
+    assert len(props) == 20 and "crs" not in doc  # CRS84: OGR reads EPSG:4326
+    assert gold["names_gt"] == sorted(p["name"] for p in props if p["population"] > 15000)
+    assert gold["count_ge"] == gold["count_gt"] + 1  # the threshold itself occurs once
+    assert gold["names_in_category"] == sorted(p["name"] for p in props
+                                               if p["category"] == "village")
+    assert gold["values"] == sorted({p["category"] for p in props})
+
+
+def test_utm_and_web_mercator_formulas():
+    # reference values from PROJ (through QGIS 3.22's QgsCoordinateTransform)
+    e, n = data.utm_forward(np.array([15.0, 14.0]), np.array([46.0, 46.5]))
+    assert e[0] == pytest.approx(500000.0, abs=1e-6)
+    assert n[0] == pytest.approx(5094047.49208, abs=0.001)
+    assert e[1] == pytest.approx(423268.31003, abs=0.001)  # west of the central meridian
+    assert n[1] == pytest.approx(5150089.10396, abs=0.001)
+    x, y = data.web_mercator(np.array([15.0]), np.array([46.0]))
+    assert x[0] == pytest.approx(1669792.3618, abs=0.01)
+    assert y[0] == pytest.approx(5780349.2208, abs=0.01)
+
+
+def test_terrain_dem_and_districts(tmp_path):
+    gold = data.terrain(tmp_path, np.random.default_rng(2), unit="km2",
+                        probe_x=463250, probe_y=5097650)
+    z = tifffile.imread(tmp_path / "dem.tif").astype(np.float64)
+    assert z.shape == (100, 120)
+    assert gold["max"] == pytest.approx(z.max())
+    assert gold["probe_value"] == pytest.approx(z[int((5100000 - 5097650) // 100), 32])
+    doc = json.loads((tmp_path / "districts.geojson").read_text())
+    assert doc["crs"]["properties"]["name"].endswith("32633")
+    total = sum(data.shoelace(f["geometry"]["coordinates"][0]) for f in doc["features"])
+    assert total == pytest.approx(120 * 100 * 100 * 100)  # the districts tile the DEM
+    assert sum(r["area"] for r in gold["area_rows"]) == pytest.approx(120.0)  # km2
+    # the zonal mean of all districts weighted by area is the DEM mean
+    mean = sum(r["mean"] * r["area_m2"] for r in gold["districts"]) / total
+    assert mean == pytest.approx(z.mean())
+    with tifffile.TiffFile(tmp_path / "dem.tif") as tif:
+        keys = tif.pages[0].tags["GeoKeyDirectoryTag"].value
+    assert 32633 in list(keys)
+
+
+def test_sites_csv(tmp_path):
+    gold = data.sites_csv(tmp_path, np.random.default_rng(3), n=10, kind="utm")
+    lines = (tmp_path / "sites.csv").read_text().splitlines()
+    assert lines[0] == "id,name,easting,northing,ph" and len(lines) == 11
+    xs = [float(line.split(",")[2]) for line in lines[1:]]
+    assert gold["bbox"][0] == min(xs) and gold["crs"] == "EPSG:32633"
+
+
+# --- getters on QGIS-style files ----------------------------------------------------------
+
+
+QGIS_GEOJSON = """{
+"type": "FeatureCollection",
+"name": "zonal",
+"crs": { "type": "name", "properties": { "name": "urn:ogc:def:crs:EPSG::32633" } },
+"features": [
+{ "type": "Feature", "properties": { "name": "Ashford", "code": "D1", "elev_mean": 412.5 },
+  "geometry": { "type": "Polygon", "coordinates": [ [ [ 0.0, 0.0 ], [ 100.0, 0.0 ],
+  [ 100.0, 50.0 ], [ 0.0, 50.0 ], [ 0.0, 0.0 ] ] ] } },
+{ "type": "Feature", "properties": { "name": "Cobham", "code": "D2", "elev_mean": null },
+  "geometry": null }
+]
+}
+"""
+
+
+def _state(tmp_path: Path, files: dict[str, str | bytes]) -> FinalState:
+    for name, content in files.items():
+        path = tmp_path / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return FinalState(work_dir=tmp_path)
+
+
+def test_geojson_as_qgis_writes_it(tmp_path):
+    s = parse_geojson(QGIS_GEOJSON)
+    assert s["crs"] == "EPSG:32633" and s["n_features"] == 2
+    assert s["fields"] == ["name", "code", "elev_mean"]
+    assert s["rows"][0]["area"] == 5000.0 and s["geometry_types"] == ["Polygon"]
+    assert s["columns"]["code"] == ["D1", "D2"]
+    state = _state(tmp_path, {"zonal.geojson": QGIS_GEOJSON})
+    dev = GETTERS["qgis_geojson_deviation"]
+    with pytest.raises(GetterError, match="unexpected"):  # rows matched on name
+        dev(state, "zonal.geojson", [{"name": "Ashford", "mean": 412.0}], ["elev_mean"],
+            ["mean"])
+    doc = json.loads(QGIS_GEOJSON)
+    doc["features"] = doc["features"][:1]
+    state = _state(tmp_path, {"one.geojson": json.dumps(doc)})
+    assert dev(state, "one.geojson", [{"name": "Ashford", "mean": 412.0}], ["elev_mean"],
+               ["mean"]) == 0.5
+    assert dev(state, "one.geojson", [{"name": "Ashford", "mean": 500.0}], ["elev_mean"],
+               ["mean"], relative=True) == pytest.approx(0.175)
+    with pytest.raises(GetterError, match="no feature"):
+        dev(state, "one.geojson", [{"name": "Ashford", "m": 1}, {"name": "Dunmore", "m": 1}],
+            ["elev_mean"], ["m"])
+    state = _state(tmp_path, {"zonal.geojson": QGIS_GEOJSON})
+    with pytest.raises(GetterError, match="not a number"):
+        dev(state, "zonal.geojson", [{"name": "Ashford", "m": 1}, {"name": "Cobham", "m": 1}],
+            ["elev_mean"], ["m"])
+    assert GETTERS["qgis_geojson"](state, "zonal.geojson", "names") == ["Ashford", "Cobham"]
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("urn:ogc:def:crs:EPSG::3857", "EPSG:3857"), ("urn:ogc:def:crs:OGC:1.3:CRS84", "EPSG:4326"),
+    (None, "EPSG:4326"), ("EPSG:32633", "EPSG:32633")])
+def test_crs_names(name, expected):
+    assert normalize_crs(name) == expected
+
+
+@pytest.mark.parametrize("content,match", [
+    (QGIS_GEOJSON[:200], "not valid JSON"),
+    ('{"type": "Feature"}', "FeatureCollection"),
+    ('{"type": "FeatureCollection"}', "features"),
+    ('{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {}, '
+     '"geometry": {"type": "Point", "coordinates": ["a", 1]}}]}', "coordinates"),
+    ('{"type": "FeatureCollection", "features": [3]}', "not a Feature"),
+    (b"\x00\x01binary", "not valid JSON"),
+])
+def test_malformed_geojson(tmp_path, content, match):
+    state = _state(tmp_path, {"bad.geojson": content})
+    with pytest.raises(GetterError, match=match):
+        GETTERS["qgis_geojson"](state, "bad.geojson")
+
+
+QGS = """<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>
+<qgis projectname="Field survey" version="3.22.16-Białowieża">
+  <homePath path=""/>
+  <title>Field survey</title>
+  <projectCrs><spatialrefsys><authid>EPSG:4326</authid></spatialrefsys></projectCrs>
+  <layer-tree-group>
+    <layer-tree-layer name="towns" checked="Qt::Checked" id="towns_1"/>
+    <layer-tree-layer name="districts" checked="Qt::Unchecked" id="districts_2"/>
+  </layer-tree-group>
+  <projectlayers>
+    <maplayer type="vector"><id>towns_1</id><datasource>./towns.geojson</datasource>
+      <layername>towns</layername><srs><spatialrefsys><authid>EPSG:4326</authid></spatialrefsys>
+      </srs><provider encoding="UTF-8">ogr</provider></maplayer>
+    <maplayer type="vector"><id>districts_2</id><datasource>./districts.geojson</datasource>
+      <layername>districts</layername><srs><spatialrefsys><authid>EPSG:32633</authid>
+      </spatialrefsys></srs><provider>ogr</provider></maplayer>
+  </projectlayers>
+</qgis>
+"""
+
+
+def _qgz(qgs: str) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("survey.qgs", qgs)
+        zf.writestr("survey.qgd", b"")
+    return buf.getvalue()
+
+
+def test_project_qgz_and_qgs(tmp_path):
+    for name, content in (("survey.qgz", _qgz(QGS)), ("survey.qgs", QGS)):
+        state = _state(tmp_path, {name: content})
+        p = GETTERS["qgis_project"](state, name)
+        assert p["title"] == "Field survey" and p["crs"] == "EPSG:4326"
+        assert p["layer_names"] == ["towns", "districts"]
+        assert p["layers"][1]["crs"] == "EPSG:32633" and p["layers"][0]["provider"] == "ogr"
+        assert p["visible_layers"] == ["towns"]
+
+
+@pytest.mark.parametrize("content,match", [
+    (b"PK\x03\x04broken", "broken .qgz"),
+    (QGS[:300].encode(), "not valid project XML"),
+    (b"<html></html>", "not a QGIS project"),
+])
+def test_malformed_projects(tmp_path, content, match):
+    state = _state(tmp_path, {"p.qgz": content})
+    with pytest.raises(GetterError, match=match):
+        GETTERS["qgis_project"](state, "p.qgz")
+    import io
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("notes.txt", "no project")
+    with pytest.raises(GetterError, match="without a .qgs"):
+        parse_project(buf.getvalue())

@@ -16,7 +16,7 @@ import pytest
 
 from sciagent_gym.evaluation import GETTERS, Criterion, FinalState, evaluate
 from sciagent_gym.tasks.spec import TaskSpec, load_specs
-from sciagent_gym.tasks.task import Task, sample_params
+from sciagent_gym.tasks.task import Task
 from sciagent_gym.tools import load_adapter, load_tool_getters, task_specs_root
 
 pytestmark = pytest.mark.skipif(shutil.which("pymol") is None, reason="PyMOL not installed")
@@ -43,31 +43,6 @@ def test_all_pymol_specs_load():
         assert Path(spec.source).stem == spec.slug, spec_id
     assert {s.difficulty for s in SPECS.values()} == {"easy", "medium", "hard"}
     assert any(s.infeasible for s in SPECS.values())
-
-
-def test_one_oracle_uses_gui_actions_only():
-    gui = [s for s in SPECS.values()
-           if not any(isinstance(step, dict) and ("script" in step or "run" in step)
-                      for step in s.oracle) and not s.infeasible]
-    assert gui, "no task has a GUI-only oracle"
-    assert any(isinstance(step, dict) and "await_window" in step for s in gui for step in s.oracle)
-
-
-@pytest.mark.parametrize("spec_id", SPEC_IDS)
-def test_spec_has_two_negatives_and_a_gate(spec_id):
-    spec = SPECS[spec_id]
-    assert len(spec.negatives) >= 2
-    assert spec.oracle[-1] in ("DONE", "FAIL")
-    assert spec.evaluator[0].get("gate") is True
-    assert spec.hints.strip()
-
-
-@pytest.mark.parametrize("spec_id", SPEC_IDS)
-def test_params_vary_and_are_deterministic(spec_id):
-    spec = SPECS[spec_id]
-    sampled = [sample_params(spec, seed) for seed in range(30)]
-    assert sampled == [sample_params(spec, seed) for seed in range(30)]
-    assert len({repr(sorted(p.items())) for p in sampled}) > 1, "params never vary"
 
 
 @pytest.mark.parametrize("spec_id", SPEC_IDS)

@@ -6,6 +6,7 @@ import gymnasium as gym
 import pytest
 
 import sciagent_gym  # noqa: F401
+from sciagent_gym.tasks.oracle import await_window
 from sciagent_gym.tasks.task import split_of
 
 pytestmark = pytest.mark.e2e
@@ -68,6 +69,9 @@ def test_window_ocr_and_command_getters_on_the_real_app(imagej_env):
     imagej_env.reset(seed=0, options={"task": "count-nuclei"})
     base = imagej_env.unwrapped
     imagej_env.step("pyautogui.hotkey('ctrl', 'shift', 't')")   # Image > Adjust > Threshold
+    # The dialog paints its controls in bursts after it maps; OCR reads it once it is focused
+    # and the screen has settled again (what an oracle's await_window step does).
+    await_window(base.provider, "^Threshold$", focused=True)
     threshold = [w for w in base.provider.windows() if w.title == "Threshold"]
     assert threshold, [w.title for w in base.provider.windows()]
     t = threshold[0]

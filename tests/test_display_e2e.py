@@ -56,3 +56,33 @@ def test_grab_returns_exact_rgb_and_input_moves_the_pointer():
         finally:
             dpy.close()
             ctl.close()
+
+
+@pytest.mark.timeout(60)
+def test_bad_value_replies_raise_xerror_and_leave_the_connection_usable():
+    """python-xlib 0.33 parses BadValue as RandR's BadRRModeError, raises AttributeError and
+    then hangs the connection's next request (it hung a QGIS reset in CI); ours must not."""
+    from Xlib import Xatom
+    from Xlib.error import BadValue
+
+    from sciagent_gym.controller.windows import WindowLister
+    from sciagent_gym.controller.xconnect import open_display
+
+    with VirtualDisplay(320, 200) as disp:
+        plain = xdisplay.Display(disp.name)  # a plain connection re-registers RandR's errors
+        dpy = open_display(disp.name)
+        lister = WindowLister(disp.name)
+        try:
+            root = dpy.screen().root
+            name = dpy.intern_atom("SCIAGENT_SHORT")
+            root.change_property(name, Xatom.STRING, 8, b"abc")
+            dpy.sync()
+            for conn in (dpy, plain):  # the repair holds for every connection of the process
+                with pytest.raises(BadValue):
+                    conn.screen().root.get_property(name, Xatom.STRING, 1000, 10)
+                assert conn.screen().root.get_full_property(name, Xatom.STRING).value == b"abc"
+            assert isinstance(lister.list(), list)
+        finally:
+            lister.close()
+            dpy.close()
+            plain.close()

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from Xlib import X, Xatom, protocol
-from Xlib import display as xdisplay
 from Xlib.error import XError
+
+from sciagent_gym.controller.xconnect import open_display
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class WindowLister:
     """Reads ``_NET_CLIENT_LIST`` and friends from one display connection."""
 
     def __init__(self, display_name: str) -> None:
-        self._dpy = xdisplay.Display(display_name)
+        self._dpy = open_display(display_name)
         self._root = self._dpy.screen().root
         atom = self._dpy.intern_atom
         self._client_list = atom("_NET_CLIENT_LIST")
@@ -44,6 +45,14 @@ class WindowLister:
         self._type_names: dict[int, str] = {}
 
     def list(self) -> list[WindowInfo]:
+        for _ in range(3):
+            try:
+                return self._list_once()
+            except XError:
+                continue  # a root property changed between the two reads of one lookup
+        return self._list_once()
+
+    def _list_once(self) -> list[WindowInfo]:
         prop = self._root.get_full_property(self._client_list, Xatom.WINDOW)
         active = self._root.get_full_property(self._active, Xatom.WINDOW)
         active_id = int(active.value[0]) if active is not None and len(active.value) else 0

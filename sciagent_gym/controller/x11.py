@@ -13,10 +13,10 @@ import time
 
 import numpy as np
 from Xlib import XK, X
-from Xlib import display as xdisplay
 from Xlib.ext import xtest
 
 from sciagent_gym import actions as A
+from sciagent_gym.controller.xconnect import open_display
 from sciagent_gym.keys import keysym_value
 
 _BUTTONS = {"left": 1, "middle": 2, "right": 3}
@@ -40,7 +40,7 @@ class X11Controller:
 
         self.display_name = display_name
         self.width, self.height = width, height
-        self._dpy = xdisplay.Display(display_name)
+        self._dpy = open_display(display_name)
         self._root = self._dpy.screen().root
         if not self._dpy.has_extension("XTEST"):
             raise RuntimeError(f"display {display_name} has no XTEST extension")

@@ -84,9 +84,9 @@ class VirtualDisplay:
         env = dict(os.environ, DISPLAY=self.name, HOME=str(self._tmp),
                    SCIAGENT_DISPLAY_DIR=str(self._tmp))
         self._wm = processes.spawn(["openbox", "--sm-disable", "--config-file", str(rc)], env=env)
-        from Xlib import display as xdisplay
+        from sciagent_gym.controller.xconnect import open_display
 
-        dpy = xdisplay.Display(self.name)
+        dpy = open_display(self.name)
         try:
             check = dpy.intern_atom("_NET_SUPPORTING_WM_CHECK")
             root = dpy.screen().root

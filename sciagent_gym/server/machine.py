@@ -45,9 +45,9 @@ def safe_members(tar: tarfile.TarFile) -> list[tarfile.TarInfo]:
 
 
 def _screen_size(display_name: str) -> tuple[int, int]:
-    from Xlib import display as xdisplay
+    from sciagent_gym.controller.xconnect import open_display
 
-    dpy = xdisplay.Display(display_name)
+    dpy = open_display(display_name)
     try:
         screen = dpy.screen()
         return int(screen.width_in_pixels), int(screen.height_in_pixels)

@@ -37,6 +37,7 @@ class CaseResult:
     failed_criteria: list[str]
     seconds: float
     error: str | None = None
+    noop_correct: bool = False  # a state-control variant whose right answer is to do nothing
 
 
 @dataclass
@@ -57,11 +58,16 @@ class AuditReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        tp = sum(c.success for c in self.cases if c.case == "oracle")
-        fn = sum(not c.success for c in self.cases if c.case == "oracle")
-        fp = sum(c.success for c in self.cases if c.case != "oracle")
+        # Success is the right decision for oracles, and for the no-op of a state-control
+        # variant whose toggles all start right (StaR's negative instruction).
+        def should(c: CaseResult) -> bool:
+            return c.case == "oracle" or (c.case == "noop" and c.noop_correct)
+
+        tp = sum(c.success for c in self.cases if should(c))
+        fn = sum(not c.success for c in self.cases if should(c))
+        fp = sum(c.success for c in self.cases if not should(c))
         fp += sum(x.success for x in self.cross)
-        tn = sum(not c.success for c in self.cases if c.case != "oracle")
+        tn = sum(not c.success for c in self.cases if not should(c))
         tn += sum(not x.success for x in self.cross)
         return {"tp": tp, "fp": fp, "tn": tn, "fn": fn}
 
@@ -111,9 +117,18 @@ class AuditReport:
         return "\n".join(lines)
 
 
-def _expected_ok(case: str, infeasible: bool, score: float, success: bool) -> bool:
+def _expected_ok(case: str, infeasible: bool, score: float, success: bool,
+                 noop_correct: bool = False, toggles: bool = False) -> bool:
+    """Oracle: 1.0 and success. No-op: 0 (unless FAIL is right: infeasible tasks); on a
+    state-control task it succeeds exactly when every toggle already starts at its target
+    (StaR's negative instruction) and otherwise fails, keeping the credit of toggles that
+    started right. Negatives: no success."""
     if case == "oracle":
         return score == 1.0 and success
+    if case == "noop" and noop_correct:
+        return score == 1.0 and success
+    if case == "noop" and toggles:
+        return not success
     if case == "noop" and not infeasible:
         return score == 0.0 and not success
     return not success
@@ -152,16 +167,20 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
                     if progress:
                         progress(f"{task_id} seed {seed} {case}")
                     t0 = time.monotonic()
+                    noop_correct = False
                     try:
                         ev = _play(env, task_id, case, seed)
                         score, success, error = ev.score, ev.success, None
                         failed = [c.name for c in ev.criteria if not c.passed]
+                        noop_correct = base.task.noop_correct
                     except Exception as exc:  # a broken oracle is an audit finding
                         score, success, failed = 0.0, False, []
                         error = f"{type(exc).__name__}: {exc}"
-                    ok = error is None and _expected_ok(case, spec.infeasible, score, success)
+                    ok = error is None and _expected_ok(case, spec.infeasible, score, success,
+                                                        noop_correct, bool(spec.toggles))
                     report.cases.append(CaseResult(task_id, seed, case, score, success, ok,
-                                                   failed, time.monotonic() - t0, error))
+                                                   failed, time.monotonic() - t0, error,
+                                                   noop_correct))
                     if case == "oracle" and error is None:
                         oracle_states[(task_id, seed)] = base.final_state.save(
                             keep / f"{task_id.replace('/', '_')}-{seed}")

@@ -186,6 +186,13 @@ class ToolAdapter:
     def after_ready(self, provider: Provider, task: Task | None) -> None:
         """Last touches once the window is up (e.g. clear timing text) so resets are identical."""
 
+    def apply_start_state(self, provider: Provider, task: Task | None) -> None:
+        """Run the spec's ``setup.script`` (e.g. a state-control task's random initial toggle
+        states) through the scripting channel, once the program is ready."""
+        script = task.setup_script if task is not None else ""
+        if script.strip():
+            self.run_script(provider, script)
+
     def dump_state(self, provider: Provider) -> dict[str, Any]:
         """The program's internal state through its own scripting channel, as JSON data."""
         raise NotImplementedError

@@ -15,12 +15,17 @@ def audit_cases(tool: str, seeds: tuple[int, ...]) -> tuple[dict[str, TaskSpec],
 
 
 def check_case(report, specs: dict[str, TaskSpec], task_id: str, case: str, seed: int) -> None:
-    """Oracle scores 1.0 and succeeds; no-op scores 0 (unless FAIL is right); negatives fail."""
+    """Oracle scores 1.0 and succeeds; no-op scores 0 (unless FAIL is right, or doing nothing
+    is: a state-control variant whose toggles all start at their targets); negatives fail."""
     [result] = [c for c in report.cases
                 if (c.task_id, c.case, c.seed) == (task_id, case, seed)]
     assert result.error is None, result.error
     if case == "oracle":
         assert result.score == 1.0 and result.success, result.failed_criteria
+    elif case == "noop" and result.noop_correct:  # a negative toggle instruction: leave it
+        assert result.score == 1.0 and result.success, result.failed_criteria
+    elif case == "noop" and specs[task_id].toggles:  # toggles that started right keep credit
+        assert not result.success, (result.score, result.failed_criteria)
     elif case == "noop" and not specs[task_id].infeasible:
         assert result.score == 0.0 and not result.success
     else:

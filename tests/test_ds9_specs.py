@@ -303,5 +303,8 @@ def test_build_state_tolerates_failed_queries():
     assert state["n_regions"] == 4 and state["regions"][0]["coords"] == [[272.45, 236.5]]
     assert state["crop"]["cropped"] is True and state["smooth"]["on"] is True
     assert state["contour"]["levels"] == [1.0, 2.0, 3.0]
+    toggles = build_state({"colorbar": "no\n", "grid": "yes", "view_magnifier": "no"})
+    assert (toggles["colorbar"], toggles["grid"]) == (False, True)
+    assert toggles["view"]["magnifier"] is False and toggles["view"]["panner"] is None
     broken = build_state({"regions": "circle(1,2"})
     assert broken["regions"] == [] and "line 1" in broken["regions_error"]

@@ -151,3 +151,34 @@ def test_reset_gives_identical_frames(ds9_env):
     obs, _, _, _, info = ds9_env.step("pyautogui.click(540, 215)")
     assert not info.get("action_error")
     assert not np.array_equal(obs["screenshot"], frames[0])
+
+
+def test_toggle_task_start_state_and_both_instruction_kinds(ds9_env):
+    """StaR-style toggle: setup.script sets a random start state after ready; a positive
+    variant is solved by the GUI clicks, a negative one by DONE alone, and the clicks on a
+    negative variant (the N-FPR error) fail it."""
+    from sciagent_gym.tasks.oracle import run_steps
+
+    base = ds9_env.unwrapped
+    kinds: dict[bool, int] = {}
+    for seed in range(40):
+        ds9_env.reset(seed=seed, options={"task": "ds9/toggle-colorbar"})
+        kinds.setdefault(base.task.toggles[0].positive, seed)
+        if len(kinds) == 2:
+            break
+    assert set(kinds) == {True, False}
+    clicks = ["pyautogui.click(168, 207)", "pyautogui.click(665, 233)"]
+    for positive, seed in sorted(kinds.items()):
+        ds9_env.reset(seed=seed, options={"task": "ds9/toggle-colorbar"})
+        [toggle] = base.task.toggles
+        state = base.adapter.dump_state(base.provider)
+        assert state["colorbar"] is toggle.initial  # the start state the script set
+        assert state["cmap"]["name"] == base.task.params["decoy"]
+        run_steps(ds9_env, base.task.steps())
+        assert base.evaluation.score == 1.0 and base.evaluation.success
+        assert base.adapter.dump_state(base.provider)["colorbar"] is toggle.target
+        # The other decision on the same variant fails: no click on a positive instruction,
+        # a click on a negative one.
+        ds9_env.reset(seed=seed, options={"task": "ds9/toggle-colorbar"})
+        run_steps(ds9_env, ["DONE"] if positive else [*clicks, "DONE"])
+        assert not base.evaluation.success

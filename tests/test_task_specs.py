@@ -47,6 +47,12 @@ def _broken(**changes):
                                   "check": {"op": "is_true"}}]}}, "evaluator.criteria[0]"),
     ({"evaluator": {"criteria": [{"name": "c", "getter": {"fn": "file_exists", "paht": "x"},
                                   "check": {"op": "is_true"}}]}}, "evaluator.criteria[0]"),
+    ({"toggles": [{"name": "t", "initial": "yes", "target": True}]}, "toggles[0].initial"),
+    ({"toggles": [{"name": "t", "initial": True}]}, "toggles[0]"),
+    ({"toggles": [{"name": "t", "initial": True, "target": False, "box": [1, 2]}]},
+     "toggles[0].box"),
+    ({"oracle": [{"toggle": "nope", "then": ["DONE"]}]}, "oracle[0]"),
+    ({"setup": {"script": ["grid yes"]}}, "setup.script"),
 ])
 def test_errors_name_the_field(changes, field):
     with pytest.raises(TaskSpecError) as info:
@@ -103,3 +109,41 @@ def test_every_tool_folder_is_packaged():
         if (folder / "tool.json").is_file():
             assert f"sciagent_gym.envs.{folder.name}" in packages, folder.name
             assert f"sciagent_gym.task_specs.{folder.name}" in packages, folder.name
+
+
+TOGGLE = {**GOOD, "instruction": "Turn the grid {word}",
+          "params": {"start": {"choice": [True, False]}, "want": {"choice": [True, False]},
+                     "word": "on"},
+          "toggles": [{"name": "grid", "initial": "$start", "target": "$want",
+                       "box": [10, 20, 30, 40]}],
+          "setup": {"script": "grid {start}"},
+          "oracle": [{"toggle": "grid", "then": ["pyautogui.click(20, 30)"]}, "DONE"]}
+
+
+def test_toggle_tasks_know_positive_and_negative_variants():
+    spec = parse_spec(copy.deepcopy(TOGGLE), "specs/demo.json")
+    seen = set()
+    for seed in range(40):
+        task = Task(spec, seed, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
+        [toggle] = task.toggles
+        assert (toggle.initial, toggle.target) == (task.params["start"], task.params["want"])
+        assert toggle.box == (10, 20, 30, 40) and toggle.positive == (toggle.initial
+                                                                      != toggle.target)
+        assert task.noop_correct == (not toggle.positive)
+        assert task.setup_script == f"grid {task.params['start']}"
+        clicks = ["pyautogui.click(20, 30)"] if toggle.positive else []
+        assert task.steps() == [*clicks, "DONE"]
+        seen.add(toggle.positive)
+    assert seen == {True, False}
+
+
+def test_toggle_refs_must_resolve_to_booleans():
+    spec = parse_spec({**copy.deepcopy(TOGGLE), "toggles": [
+        {"name": "grid", "initial": "$word", "target": "$want"}]}, "specs/demo.json")
+    with pytest.raises(TaskSpecError, match="not true or false"):
+        _ = Task(spec, 0, {}, {"work": "/w", "home": "/h", "tmp": "/t"}).toggles
+
+
+def test_tasks_without_toggles_are_never_noop_correct():
+    task = Task(parse_spec(copy.deepcopy(GOOD)), 0, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
+    assert task.toggles == [] and task.noop_correct is False and task.setup_script == ""

@@ -89,7 +89,9 @@ _QUERIES = {
     "contour_levels": "contour levels", "contour_limits": "contour limits",
     "contour_scale": "contour scale", "contour_smooth": "contour smooth",
     "crop_image": "crop image", "size": "fits size", "object": "fits header keyword OBJECT",
-    "block": "block", "tile": "tile",
+    "block": "block", "tile": "tile", "colorbar": "colorbar", "grid": "grid",
+    "view_info": "view info", "view_panner": "view panner", "view_magnifier": "view magnifier",
+    "view_graph_horz": "view graph horizontal", "view_graph_vert": "view graph vertical",
 }
 
 
@@ -185,6 +187,11 @@ def build_state(raw: dict[str, str | None]) -> dict[str, Any]:
         "size": size,
         "object": (raw.get("object") or "").strip() or None,
         "block": _float(raw.get("block")), "tile": _yes(raw.get("tile")),
+        "colorbar": _yes(raw.get("colorbar")), "grid": _yes(raw.get("grid")),
+        "view": {"info": _yes(raw.get("view_info")), "panner": _yes(raw.get("view_panner")),
+                 "magnifier": _yes(raw.get("view_magnifier")),
+                 "graph_horz": _yes(raw.get("view_graph_horz")),
+                 "graph_vert": _yes(raw.get("view_graph_vert"))},
     }
 
 

@@ -108,6 +108,7 @@ class LocalSlot(Provider):
         self._wait_ready(tool, task)
         self._controller.expose_all()
         tool.after_ready(self, task)
+        tool.apply_start_state(self, task)
         t4 = time.monotonic()
         self._settle_canonical()
         self.last_reset_timings = {"restore": t1 - t0, "stage": t2 - t1, "launch": t3 - t2,

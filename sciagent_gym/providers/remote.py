@@ -139,6 +139,7 @@ class RemoteProvider(Provider):
         client.expose_all()
         if not restored:
             tool.after_ready(self, task)
+        tool.apply_start_state(self, task)
         t4 = time.monotonic()
         client.settle(self.settle_config, canonical=True)
         self.last_reset_timings = {"restore": t1 - t0, "stage": t2 - t1, "launch": t3 - t2,

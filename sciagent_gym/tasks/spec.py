@@ -14,7 +14,14 @@ Schema (fields marked * are required)::
     cli_timeout  seconds per CLI command (default 30)
     params       {name: {"choice": [...]} | {"int": [lo, hi]} | {"float": [lo, hi], "round": n}
                   | literal}
-    setup        {"generate": [{"fn", "args", "as"}], "open": [files], "protect": [files]}
+    setup        {"generate": [{"fn", "args", "as"}], "open": [files], "protect": [files],
+                  "script": "<tool script run once the program is ready (the start state)>"}
+    toggles      [{"name", "initial", "target", "box"}]: a state-control task (after StaR):
+                 each toggle starts ``initial`` (true/false, usually "$param") and must end
+                 ``target``; ``box`` [x0, y0, x1, y1] is its clickable area on screen when known.
+                 When every toggle already starts at its target, doing nothing and saying DONE
+                 is the right answer (a negative instruction), and the audit expects the no-op
+                 to succeed.
     evaluator*   {"criteria": [criterion, ...]}   (see sciagent_gym.evaluation.Criterion)
     oracle*      [step, ...]    negatives*  {name: [step, ...]}
     infeasible   true when FAIL is the right answer
@@ -22,7 +29,9 @@ Schema (fields marked * are required)::
                  is made with ``hints=True`` (MatToolBench's with/without-hints ablation)
 
 A step is a pyautogui/CLI action string, {"action": {...}}, {"script": "<tool script>"} (run
-through the tool's own scripting channel), {"run": "<shell>"} (run in the sandbox) or
+through the tool's own scripting channel), {"run": "<shell>"} (run in the sandbox),
+{"toggle": "<name>", "then": [step, ...]} (the steps run only when that toggle starts away
+from its target: oracles of state-control tasks) or
 {"await_window": "<title regex>", "focused": bool, "gone": bool, "timeout": s}: watch the screen,
 without acting, until a window with that title is open (and focused) or, with ``gone``, closed.
 GUI oracles use it where an agent would look before typing, so that a slow program never
@@ -42,8 +51,9 @@ from sciagent_gym.evaluation import Criterion, SpecError
 DIFFICULTIES = ("easy", "medium", "hard")
 _TOP_FIELDS = {"id", "tool", "title", "instruction", "difficulty", "tags", "max_steps",
                "allow_cli", "cli_timeout", "params", "setup", "evaluator", "oracle", "negatives",
-               "infeasible", "notes", "hints"}
-_SETUP_FIELDS = {"generate", "open", "protect"}
+               "infeasible", "notes", "hints", "toggles"}
+_SETUP_FIELDS = {"generate", "open", "protect", "script"}
+_TOGGLE_FIELDS = {"name", "initial", "target", "box"}
 
 
 class TaskSpecError(ValueError):
@@ -81,6 +91,8 @@ class TaskSpec:
     protect: tuple[str, ...] = ()
     infeasible: bool = False
     hints: str = ""
+    setup_script: str = ""
+    toggles: tuple[dict[str, Any], ...] = ()
     source: str = "<dict>"
 
     @property
@@ -113,9 +125,16 @@ def _check_params(params: Any, source: str) -> None:
         _require(not extra, source, where, f"unknown field(s) {sorted(extra)}")
 
 
-def _check_steps(steps: Any, source: str, where: str) -> None:
+def _check_steps(steps: Any, source: str, where: str, toggles: frozenset[str] = frozenset()
+                 ) -> None:
     _require(isinstance(steps, list), source, where, "must be a list of steps")
     for i, step in enumerate(steps):
+        if isinstance(step, dict) and "toggle" in step:
+            _require(set(step) == {"toggle", "then"} and step["toggle"] in toggles, source,
+                     f"{where}[{i}]", f"a toggle step is {{toggle: <one of {sorted(toggles)}>, "
+                     "then: [steps]}")
+            _check_steps(step["then"], source, f"{where}[{i}].then", toggles)
+            continue
         if isinstance(step, dict) and "await_window" in step:
             extra = set(step) - {"await_window", "focused", "gone", "timeout"}
             _require(not extra and isinstance(step["await_window"], str), source,
@@ -167,6 +186,9 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
         files = setup.get(name, [])
         _require(isinstance(files, list) and all(isinstance(f, str) for f in files), source,
                  f"setup.{name}", "must be a list of file names")
+    _require(isinstance(setup.get("script", ""), str), source, "setup.script",
+             "must be a string of tool script")
+    toggles = _check_toggles(data.get("toggles", []), source)
 
     evaluator = data["evaluator"]
     _require(isinstance(evaluator, dict) and isinstance(evaluator.get("criteria"), list)
@@ -176,13 +198,13 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
             Criterion.from_dict(_placeholder_free(crit))
         except SpecError as exc:
             raise TaskSpecError(source, f"evaluator.criteria[{i}]", str(exc)) from None
-    _check_steps(data["oracle"], source, "oracle")
+    _check_steps(data["oracle"], source, "oracle", toggles)
     _require(len(data["oracle"]) > 0, source, "oracle", "must not be empty")
     negatives = data["negatives"]
     _require(isinstance(negatives, dict) and negatives, source, "negatives",
              "needs at least one named negative")
     for name, steps in negatives.items():
-        _check_steps(steps, source, f"negatives.{name}")
+        _check_steps(steps, source, f"negatives.{name}", toggles)
     hints = data.get("hints", "")
     _require(isinstance(hints, str), source, "hints", "must be a string")
 
@@ -194,8 +216,31 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
         cli_timeout=float(data.get("cli_timeout", 30.0)), params=params,
         generate=tuple(generators), open=tuple(setup.get("open", ())),
         protect=tuple(setup.get("protect", ())), infeasible=bool(data.get("infeasible", False)),
-        hints=hints, source=source,
+        hints=hints, setup_script=setup.get("script", ""),
+        toggles=tuple(data.get("toggles", ())), source=source,
     )
+
+
+def _check_toggles(toggles: Any, source: str) -> frozenset[str]:
+    _require(isinstance(toggles, list), source, "toggles", "must be a list")
+    names: set[str] = set()
+    for i, t in enumerate(toggles):
+        where = f"toggles[{i}]"
+        _require(isinstance(t, dict) and {"name", "initial", "target"} <= set(t)
+                 and not set(t) - _TOGGLE_FIELDS, source, where,
+                 "a toggle is {name, initial, target, box (optional)}")
+        _require(isinstance(t["name"], str) and t["name"] not in names, source, where + ".name",
+                 "must be a unique string")
+        names.add(t["name"])
+        for key in ("initial", "target"):
+            value = t[key]
+            _require(isinstance(value, bool) or (isinstance(value, str) and value.startswith("$")),
+                     source, f"{where}.{key}", "must be true, false or a $parameter reference")
+        box = t.get("box")
+        _require(box is None or (isinstance(box, list) and len(box) == 4
+                                 and all(isinstance(v, (int, str)) for v in box)),
+                 source, where + ".box", "must be [x0, y0, x1, y1]")
+    return frozenset(names)
 
 
 def count_variants(spec: TaskSpec) -> int | None:

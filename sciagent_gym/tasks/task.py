@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,59 @@ class Task:
         return out + [Criterion.from_dict(resolve(c, self.context)) for c in self.spec.evaluator]
 
     def steps(self, which: str = "oracle") -> list[Any]:
-        """The oracle's or a named negative's steps, with references resolved."""
+        """The oracle's or a named negative's steps, with references resolved and toggle steps
+        expanded (their ``then`` steps kept only when that toggle starts away from its target)."""
         raw = self.spec.oracle if which == "oracle" else self.spec.negatives[which]
-        return resolve(raw, self.context)
+        return self._expand(resolve(raw, self.context))
+
+    def _expand(self, steps: list[Any]) -> list[Any]:
+        changes = {t.name: t.positive for t in self.toggles}
+        out: list[Any] = []
+        for step in steps:
+            if isinstance(step, dict) and "toggle" in step:
+                if changes[step["toggle"]]:
+                    out += self._expand(step["then"])
+            else:
+                out.append(step)
+        return out
+
+    @property
+    def setup_script(self) -> str:
+        """The tool script that puts the program in the task's start state (may be empty)."""
+        return resolve(self.spec.setup_script, self.context, "setup.script")
+
+    @property
+    def toggles(self) -> list[ToggleState]:
+        """A state-control task's toggles for this variant (empty for other tasks)."""
+        out = []
+        for i, raw in enumerate(self.spec.toggles):
+            t = resolve(raw, self.context, f"toggles[{i}]")
+            for key in ("initial", "target"):
+                if not isinstance(t[key], bool):
+                    raise TaskSpecError(self.spec.source, f"toggles[{i}].{key}",
+                                        f"resolves to {t[key]!r}, not true or false")
+            box = tuple(int(v) for v in t["box"]) if t.get("box") is not None else None
+            out.append(ToggleState(t["name"], t["initial"], t["target"], box))
+        return out
+
+    @property
+    def noop_correct(self) -> bool:
+        """True when doing nothing is the right answer: a state-control variant whose toggles
+        all start at their targets (every instruction is a negative one)."""
+        toggles = self.toggles
+        return bool(toggles) and not any(t.positive for t in toggles)
+
+
+@dataclass(frozen=True)
+class ToggleState:
+    """One toggle of a state-control variant: where it starts and where it must end."""
+
+    name: str
+    initial: bool
+    target: bool
+    box: tuple[int, int, int, int] | None = None
+
+    @property
+    def positive(self) -> bool:
+        """A positive instruction (after StaR): the toggle must change, so it must be clicked."""
+        return self.initial != self.target

@@ -91,6 +91,7 @@ def _layer(layer, node):
            "provider": layer.providerType(), "source": layer.source(),
            "crs": layer.crs().authid(), "valid": bool(layer.isValid()),
            "visible": bool(node.isVisible()) if node is not None else False,
+           "opacity": round(float(layer.opacity()), 3),
            "extent": _extent(layer.extent())}
     if out["type"] == "vector":
         _vector(layer, out)

@@ -1,0 +1,119 @@
+"""The RL users' loops on the real DS9: the toggle task wrapped for stable-baselines3 (SB3's
+checker), Gymnasium's RecordEpisodeStatistics and RecordVideo, and a short PPO run of
+examples/train_ppo.py (that it trains and reports, not that it reaches its target)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import REQUIRE_APPS
+
+import sciagent_gym  # noqa: F401
+from sciagent_gym.wrappers import ScreenshotObservation, TargetActions, instruction_features
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600),
+              pytest.mark.skipif(shutil.which("ds9") is None and not REQUIRE_APPS,
+                                 reason="ds9 not installed (apt-get install saods9 xpa-tools)")]
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+TARGETS = {"colour bar": [(168, 207), (665, 233)], "magnifier": [(168, 207), (318, 233)]}
+
+
+def _example(name: str):
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # SubprocVecEnv pickles functions of the module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def toggle_env():
+    env = gym.make("SciGUI-DS9-v0", task="ds9/toggle-colorbar", reward="binary", max_steps=6,
+                   pool_size=0, render_mode="rgb_array")  # 6: two 2-click macros + DONE
+    yield env
+    env.close()
+
+
+def test_instruction_features_are_stable_and_tell_on_from_off():
+    on = instruction_features("Turn the colour bar on, and change nothing else.", 32)
+    off = instruction_features("Turn the colour bar off, and change nothing else.", 32)
+    assert on.dtype == np.float32 and on.shape == (32,) and set(np.unique(on)) <= {0.0, 1.0}
+    assert not np.array_equal(on, off)
+    assert np.array_equal(on, instruction_features("TURN the colour bar ON and change "
+                                                   "nothing else", 32))
+
+
+def test_target_actions_reject_points_off_screen(toggle_env):
+    with pytest.raises(ValueError, match="off the 1280x800 screen"):
+        TargetActions(toggle_env, {"outside": [(1280, 10)]})
+    with pytest.raises(ValueError, match="no points"):
+        TargetActions(toggle_env, {"empty": []})
+    wrapped = TargetActions(toggle_env, TARGETS)
+    with pytest.raises(ValueError, match="outside Discrete"):
+        wrapped.action(3)
+
+
+def test_wrapped_toggle_env_passes_sb3_checker_and_solves_the_task(toggle_env):
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker",
+                                      reason="install the [rl] extra")
+    wrapped = ScreenshotObservation(TargetActions(toggle_env, TARGETS), size=(96, 60),
+                                    grayscale=True, instruction_features=32)
+    assert wrapped.action_space.n == 3 and wrapped.env.names[-1] == "DONE"
+    sb3_checker.check_env(wrapped, warn=True)
+    # The right decision from the variant's state: toggle only when it must change.
+    for seed in range(4):
+        obs, _ = wrapped.reset(seed=seed)
+        assert obs["screenshot"].shape == (60, 96, 1) and obs["instruction"].shape == (32,)
+        assert wrapped.observation_space.contains(obs)
+        toggle = toggle_env.unwrapped.task.toggles[0]
+        actions = [0, 2] if toggle.positive else [2]
+        for action in actions:
+            obs, reward, terminated, truncated, info = wrapped.step(action)
+        assert terminated and reward == 1.0 and info["evaluation"]["success"]
+        # The magnifier is a wrong move: "change nothing else".
+        wrapped.reset(seed=seed)
+        for action in [1, *actions]:
+            _, reward, *_, info = wrapped.step(action)
+        assert reward == 0.0 and not info["evaluation"]["success"]
+
+
+def test_record_episode_statistics_and_record_video(toggle_env, tmp_path):
+    pytest.importorskip("moviepy", reason="install the [rl] extra")
+    from gymnasium.wrappers import RecordEpisodeStatistics, RecordVideo
+
+    env = RecordVideo(RecordEpisodeStatistics(toggle_env), str(tmp_path / "video"),
+                      episode_trigger=lambda i: True, disable_logger=True)
+    try:
+        for seed in (0, 1):
+            env.reset(seed=seed)
+            _, _, terminated, _, info = env.step("WAIT")
+            _, _, terminated, _, info = env.step("DONE")
+            assert terminated
+            stats = info["episode"]
+            assert stats["l"] == 2 and stats["r"] in (0.0, 1.0) and stats["t"] > 0
+    finally:
+        if env.recording:  # the last episode's clip is written when recording stops
+            env.stop_recording()
+    videos = sorted((tmp_path / "video").glob("*.mp4"))
+    assert len(videos) == 2 and all(v.stat().st_size > 1000 for v in videos)
+
+
+def test_train_ppo_example_trains_and_reports(tmp_path):
+    pytest.importorskip("stable_baselines3", reason="install the [rl] extra")
+    train_ppo = _example("train_ppo")
+    metrics = train_ppo.main(["--timesteps", "32", "--n-envs", "1", "--max-steps", "3",
+                              "--eval-episodes", "2", "--out", str(tmp_path)])
+    assert metrics["timesteps"] >= 32 and metrics["test_episodes"] == 2
+    assert 0.0 <= metrics["ppo_test_success"] <= 1.0
+    assert 0.0 <= metrics["random_test_success"] <= 1.0
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    assert saved["curve"] and all(w in (0.0, 1.0) for _, w in saved["curve"])
+    assert (tmp_path / "learning_curve.png").stat().st_size > 5000
+    assert (tmp_path / "ppo_toggle.zip").is_file()

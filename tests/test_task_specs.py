@@ -147,3 +147,22 @@ def test_toggle_refs_must_resolve_to_booleans():
 def test_tasks_without_toggles_are_never_noop_correct():
     task = Task(parse_spec(copy.deepcopy(GOOD)), 0, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
     assert task.toggles == [] and task.noop_correct is False and task.setup_script == ""
+
+
+def test_check_params_given_as_references_are_validated_once_resolved(tmp_path):
+    spec = {**copy.deepcopy(GOOD), "params": {"names": ["a", "b"], "what": "x"},
+            "evaluator": {"criteria": [{"name": "names", "getter": {"fn": "file_exists",
+                                                                    "path": "x"},
+                                        "check": {"op": "set_equal", "expected": "$names"}}]}}
+    task = Task(parse_spec(spec), 0, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
+    task.stage(tmp_path)
+    assert task.criteria()[0].check_params == {"expected": ["a", "b"]}
+    spec["params"]["names"] = "not a list"
+    task = Task(parse_spec(spec), 0, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
+    task.stage(tmp_path)
+    with pytest.raises(Exception, match="expected"):
+        task.criteria()
+    literal = copy.deepcopy(spec)
+    literal["evaluator"]["criteria"][0]["check"]["expected"] = "abc"
+    with pytest.raises(TaskSpecError, match="expected"):
+        parse_spec(literal)

@@ -197,7 +197,13 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
         try:
             Criterion.from_dict(_placeholder_free(crit))
         except SpecError as exc:
-            raise TaskSpecError(source, f"evaluator.criteria[{i}]", str(exc)) from None
+            # A check parameter given as a $reference (e.g. a gold list) is validated once it
+            # is resolved, when the task is staged; only its stand-in 0 failed here.
+            check = crit.get("check") if isinstance(crit, dict) else None
+            refs = {k for k, v in check.items() if isinstance(v, str) and v.startswith("$")} \
+                if isinstance(check, dict) else set()
+            if exc.field.rsplit(".check.", 1)[-1] not in refs or ".check." not in exc.field:
+                raise TaskSpecError(source, f"evaluator.criteria[{i}]", str(exc)) from None
     _check_steps(data["oracle"], source, "oracle", toggles)
     _require(len(data["oracle"]) > 0, source, "oracle", "must not be empty")
     negatives = data["negatives"]

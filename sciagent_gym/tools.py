@@ -10,6 +10,7 @@ adding a tool touches no core file.
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import os
 import shutil
@@ -140,6 +141,19 @@ class ToolAdapter:
 
     def __init__(self, info: ToolInfo) -> None:
         self.info = info
+        self._requests = itertools.count(1)
+
+    def next_request_id(self) -> int:
+        """A fresh number for one state-channel request (its request and answer files)."""
+        return next(self._requests)
+
+    @property
+    def generators(self) -> dict[str, Callable[..., dict[str, Any]]]:
+        """``GENERATORS`` of the tool's ``data.py``, imported on first use: the control server
+        in a guest runs adapters without numpy or scikit-image."""
+        if not (self.info.folder / "data.py").is_file():
+            return {}
+        return importlib.import_module(f"sciagent_gym.envs.{self.name}.data").GENERATORS
 
     @property
     def name(self) -> str:
@@ -157,8 +171,6 @@ class ToolAdapter:
                 raise req.error()
 
     # -- hooks for subclasses ----------------------------------------------------------------
-    generators: dict[str, Callable[..., dict[str, Any]]] = {}
-
     def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
         """The command that starts the program inside the sandbox for ``task`` (with its
         inputs open), or with nothing open when ``task`` is None (a VM snapshot's start)."""

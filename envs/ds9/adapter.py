@@ -30,7 +30,6 @@ message (``XPA$ERROR ...``). XPA errors never open dialogs in DS9; errors from G
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from typing import TYPE_CHECKING, Any
@@ -198,16 +197,6 @@ def build_state(raw: dict[str, str | None]) -> dict[str, Any]:
 class Adapter(ToolAdapter):
     ready_timeout = 30.0
 
-    @property
-    def generators(self):  # imported on use: the control server in a guest needs no numpy
-        from sciagent_gym.envs.ds9 import data
-
-        return data.GENERATORS
-
-    def __init__(self, info) -> None:
-        super().__init__(info)
-        self._counter = itertools.count(1)
-
     @staticmethod
     def xpa_dir(provider: Provider) -> str:
         return f"{provider.paths['tmp']}/xpa"
@@ -258,7 +247,7 @@ class Adapter(ToolAdapter):
 
     def _run(self, provider: Provider, commands: list[str], mode: str,
              timeout: float) -> list[tuple[int, int, str]]:
-        n = next(self._counter)
+        n = self.next_request_id()
         answer = f"{provider.paths['tmp']}/sciagent-ds9-{n}.answer"
         before = {w.id for w in provider.windows() if is_error_dialog(w)}
 

@@ -9,7 +9,6 @@ Answers come back through a file the macro writes and renames when it is complet
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,16 +32,6 @@ class MacroError(SciAgentError):
 
 class Adapter(ToolAdapter):
     ready_timeout = 40.0
-
-    @property
-    def generators(self):  # imported on use: the control server in a guest has no scikit-image
-        from sciagent_gym.envs.imagej import data
-
-        return data.GENERATORS
-
-    def __init__(self, info) -> None:
-        super().__init__(info)
-        self._counter = itertools.count(1)
 
     def _java(self, provider: Provider) -> list[str]:
         home = provider.paths["home"]
@@ -84,7 +73,7 @@ class Adapter(ToolAdapter):
         dialog is closed again and reported as a MacroError with its message.
         """
         tmp = provider.paths["tmp"]
-        n = next(self._counter)
+        n = self.next_request_id()
         part, done = f"{tmp}/sciagent-macro-{n}.part", f"{tmp}/sciagent-macro-{n}.out"
         wrapped = (f'__out__ = "";\n{code}\n'
                    f'File.saveString("" + __out__, "{part}");\n'

@@ -13,7 +13,6 @@ closes that dialog again and raises a PraatScriptError.
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from pathlib import Path
@@ -60,16 +59,6 @@ def is_error_dialog(window: WindowInfo) -> bool:
 
 class Adapter(ToolAdapter):
     ready_timeout = 30.0
-
-    @property
-    def generators(self):  # imported on use: the control server in a guest needs no numpy
-        from sciagent_gym.envs.praat import data
-
-        return data.GENERATORS
-
-    def __init__(self, info) -> None:
-        super().__init__(info)
-        self._counter = itertools.count(1)
 
     def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
         # A stale pid file (a killed Praat) makes a new instance refuse to serve --send.
@@ -119,7 +108,7 @@ class Adapter(ToolAdapter):
     def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str:
         """Run a Praat script in the running GUI; returns what it left in ``out$``."""
         tmp = provider.paths["tmp"]
-        n = next(self._counter)
+        n = self.next_request_id()
         base = f"{tmp}/sciagent-praat-{n}"
         out, done, script = f"{base}.out", f"{base}.done", f"{base}.praat"
         wrapped = (f'out$ = ""\nsciagent_scratch$ = {_quote(base + ".scratch")}\n{code}\n'

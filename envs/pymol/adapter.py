@@ -10,7 +10,6 @@ request writes its JSON answer to a file that it renames when complete, which th
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,16 +67,6 @@ class ScriptError(SciAgentError):
 class Adapter(ToolAdapter):
     ready_timeout = 30.0
 
-    @property
-    def generators(self):  # imported on use: the control server in a guest needs no numpy
-        from sciagent_gym.envs.pymol import data
-
-        return data.GENERATORS
-
-    def __init__(self, info) -> None:
-        super().__init__(info)
-        self._counter = itertools.count(1)
-
     def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
         work = provider.paths["work"]
         files = task.spec.open if task is not None else []
@@ -121,7 +110,7 @@ class Adapter(ToolAdapter):
 
     def _request(self, provider: Provider, code: str, timeout: float) -> Any:
         tmp = provider.paths["tmp"]
-        n = next(self._counter)
+        n = self.next_request_id()
         path = f"{tmp}/sciagent-pymol-{n}.py"
         part, done = f"{tmp}/sciagent-pymol-{n}.part", f"{tmp}/sciagent-pymol-{n}.json"
         request = REQUEST.format(code=code, part=part, done=done)

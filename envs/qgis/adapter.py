@@ -18,7 +18,6 @@ channel: QTimers fire in a dialog's nested event loop (tested in the e2e tests).
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from pathlib import Path
@@ -59,16 +58,6 @@ class ScriptError(SciAgentError):
 
 class Adapter(ToolAdapter):
     ready_timeout = 60.0
-
-    @property
-    def generators(self):  # imported on use: the control server in a guest needs no numpy
-        from sciagent_gym.envs.qgis import data
-
-        return data.GENERATORS
-
-    def __init__(self, info) -> None:
-        super().__init__(info)
-        self._counter = itertools.count(1)
 
     @staticmethod
     def channel_dir(provider: Provider) -> str:
@@ -123,7 +112,7 @@ class Adapter(ToolAdapter):
         return out if isinstance(out, str) else json.dumps(out)
 
     def _request(self, provider: Provider, code: str, timeout: float) -> Any:
-        n = next(self._counter)
+        n = self.next_request_id()
         channel = self.channel_dir(provider)
         before = {w.id for w in provider.windows()}
         next_look = [time.monotonic() + 0.5]

@@ -22,7 +22,6 @@ answer file.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
@@ -155,16 +154,6 @@ def stage_of(task: Task) -> dict[str, Any] | None:
 class Adapter(ToolAdapter):
     ready_timeout = 180.0  # two JVM starts: the staging script, then the GUI
 
-    @property
-    def generators(self):  # imported on use: the control server in a guest needs no numpy
-        from sciagent_gym.envs.qupath import data
-
-        return data.GENERATORS
-
-    def __init__(self, info) -> None:
-        super().__init__(info)
-        self._counter = itertools.count(1)
-
     # -- discovery ------------------------------------------------------------------------
     def check_installed(self) -> None:
         if find_qupath() is None:
@@ -257,7 +246,7 @@ return "ok"
     def run_script(self, provider: Provider, code: str, timeout: float = 60.0) -> str:
         """Run Groovy in the running QuPath (as its script editor would: the current project
         and image, QPEx's methods); returns the script's value as text."""
-        n = next(self._counter)
+        n = self.next_request_id()
         chan = self.channel_dir(provider)
         base = f"{chan}/{int(time.time() * 1000)}-{n:05d}"
         answer = self.run_client(provider, f"qupath-client-{n}",

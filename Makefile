@@ -32,7 +32,7 @@ venv: .stamp/venv
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "$(TORCH)"
-	$(PY) -m pip install -q -e ".[dev,rl,data]"
+	$(PY) -m pip install -q -e ".[dev,rl,data,ray]"
 	@touch $@
 
 demo: setup

@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--eval-episodes", type=int, default=24)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("ppo-out"))
+    parser.add_argument("--load", type=Path, default=None,
+                        help="evaluate this saved model (.zip) instead of training one")
     args = parser.parse_args(argv)
 
     from stable_baselines3 import PPO
@@ -119,21 +121,24 @@ def main(argv: list[str] | None = None) -> dict:
             return True
 
     args.out.mkdir(parents=True, exist_ok=True)
-    vec_cls = SubprocVecEnv if args.n_envs > 1 else DummyVecEnv
-    train = make_vec_env(functools.partial(make_env, "train", args.max_steps),
-                         n_envs=args.n_envs, seed=args.seed, vec_env_cls=vec_cls)
-    n_steps = 32
-    model = PPO("MultiInputPolicy", train, n_steps=n_steps, batch_size=32, n_epochs=8,
-                learning_rate=5e-4, gamma=0.9, gae_lambda=0.9, ent_coef=0.01,
-                seed=args.seed, device="cpu", verbose=0)
     callback = Successes()
     t0 = time.monotonic()
-    try:
-        model.learn(total_timesteps=args.timesteps, callback=callback, progress_bar=True)
-    finally:
-        train.close()
+    if args.load is not None:
+        model = PPO.load(args.load, device="cpu")
+    else:
+        vec_cls = SubprocVecEnv if args.n_envs > 1 else DummyVecEnv
+        train = make_vec_env(functools.partial(make_env, "train", args.max_steps),
+                             n_envs=args.n_envs, seed=args.seed, vec_env_cls=vec_cls)
+        model = PPO("MultiInputPolicy", train, n_steps=32, batch_size=32, n_epochs=8,
+                    learning_rate=5e-4, gamma=0.9, gae_lambda=0.9, ent_coef=0.01,
+                    seed=args.seed, device="cpu", verbose=0)
+        try:
+            model.learn(total_timesteps=args.timesteps, callback=callback, progress_bar=True)
+        finally:
+            train.close()
+        model.save(args.out / "ppo_toggle")
+        (args.out / "curve.json").write_text(json.dumps(callback.curve))  # before evaluating
     train_seconds = time.monotonic() - t0
-    model.save(args.out / "ppo_toggle")
 
     # Held-out variants: the test split, the same seeds for both policies.
     test = make_env("test", args.max_steps)

@@ -117,3 +117,54 @@ def test_train_ppo_example_trains_and_reports(tmp_path):
     assert saved["curve"] and all(w in (0.0, 1.0) for _, w in saved["curve"])
     assert (tmp_path / "learning_curve.png").stat().st_size > 5000
     assert (tmp_path / "ppo_toggle.zip").is_file()
+
+
+def _sciagent_pids() -> set[int]:
+    """Live processes whose command line mentions sciagent (displays, sandboxes, programs)."""
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if b"sciagent" in (entry / "cmdline").read_bytes() and \
+                        (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0] != "Z":
+                    out.add(int(entry.name))
+            except OSError:
+                continue
+    return out
+
+
+def _no_new_processes(before: set[int], timeout: float = 30.0) -> list[int]:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        left = sorted(_sciagent_pids() - before)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.5)
+
+
+def test_pomdp_example_reports_what_the_screen_reveals(tmp_path):
+    before = _sciagent_pids()
+    pomdp = _example("pomdp_observability")
+    result = pomdp.main(["--episodes", "3", "--max-steps", "4", "--out", str(tmp_path)])
+    assert result["observations"] >= 6  # reset + steps with a state dump each
+    saved = json.loads((tmp_path / "observability.json").read_text())
+    assert set(saved["variables"]) == set(pomdp.VARIABLES)
+    for stats in saved["variables"].values():
+        assert 0.0 <= stats["aliased"] <= 1.0 and 0.0 <= stats["knn_accuracy"] <= 1.0
+        assert sum(stats["values"].values()) == result["observations"]
+    assert (tmp_path / "observability.png").stat().st_size > 5000
+    assert _no_new_processes(before) == []
+
+
+def test_rllib_example_trains_with_two_env_runners(tmp_path):
+    pytest.importorskip("ray.rllib", reason="install the [ray] extra")
+    before = _sciagent_pids()
+    rllib_ppo = _example("rllib_ppo")
+    summary = rllib_ppo.main(["--env-runners", "2", "--iterations", "1", "--batch", "32",
+                              "--pool-size", "0", "--out", str(tmp_path)])
+    [row] = summary["history"]
+    assert row["env_steps"] >= 32
+    assert json.loads((tmp_path / "rllib_history.json").read_text())["env_runners"] == 2
+    assert _no_new_processes(before) == []  # the runners closed their envs

@@ -291,3 +291,12 @@ def test_textgrid_as_praat_writes_it(tmp_path, form):
     assert grid["tiers"][0]["boundaries"] == [0.5, 1.25]
     assert grid["tiers"][0]["labels"] == ['sea "x" é']
     assert grid["tiers"][1]["class"] == "TextTier" and grid["tiers"][1]["times"] == [0.7]
+
+
+def test_glottal_pulses_stay_inside_the_sound():
+    from sciagent_gym.envs.praat.data import glottal_pulses
+
+    n = int(0.5 * 11025)
+    for f0 in np.linspace(110, 130, 20001):  # 110.0001 Hz put a pulse at index n before
+        idx = glottal_pulses(float(f0), 11025, n)
+        assert idx.max() < n and len(idx) >= int(0.5 * f0)

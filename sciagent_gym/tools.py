@@ -224,6 +224,7 @@ class ToolAdapter:
         runs between polls and raises to give up early (e.g. when the program showed an error
         dialog instead of answering). The client is always ended, answered or not.
         """
+        timeout *= provider.ready_scale
         provider.spawn_in_sandbox(name, argv)
         try:
             deadline = time.monotonic() + timeout

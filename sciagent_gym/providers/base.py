@@ -22,6 +22,9 @@ class Provider(abc.ABC):
 
     width: int
     height: int
+    #: Factor on every wait for the program (ready, channel answers): an emulated VM runs
+    #: programs several times slower than the host.
+    ready_scale: float = 1.0
 
     @abc.abstractmethod
     def reset(self, tool: ToolAdapter, task: Task) -> Task:

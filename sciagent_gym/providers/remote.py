@@ -67,8 +67,6 @@ class RemoteProvider(Provider):
 
     #: Seconds to wait for the server after a reset hook (a VM restore, a reboot).
     health_timeout = 180.0
-    #: Factor on the tool's ready timeout (an emulated VM starts programs several times slower).
-    ready_scale = 1.0
 
     def __init__(self, url: str, token: str, width: int = 1280, height: int = 800,
                  settle: SettleConfig | None = None, reset_hook: ResetHook | None = None,

@@ -197,6 +197,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     result = run_bench(args.env, task=args.task, episodes=args.episodes,
                        baseline_episodes=args.baseline_episodes,
                        vector_sizes=tuple(args.vector), vector_steps=args.vector_steps,
+                       pool_size=args.pool_size, pool_workers=args.pool_workers,
                        progress=progress)
     print(json.dumps(result, indent=2) if args.json else format_bench(result))
     if args.out:
@@ -356,6 +357,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--vector", type=int, nargs="+", default=[1, 2, 4],
                    help="numbers of async envs to measure")
     p.add_argument("--vector-steps", type=int, default=20)
+    p.add_argument("--pool-size", type=int, default=2,
+                   help="spare sandboxes of the warm-reset env (default 2)")
+    p.add_argument("--pool-workers", type=int, default=2,
+                   help="how many of them are prepared at once (default 2)")
     p.add_argument("--out", help="write <env>.json and <env>.png here")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_bench)

@@ -58,9 +58,13 @@ class SciGUIEnv(gym.Env):
         hints: append the task's workflow hints to the instruction.
         obs_size: (width, height) to resize the observed screenshot to (bilinear); actions
             stay in screen pixels and ``render()`` keeps the full frame.
-        pool_size: spare sandboxes a background worker prepares for the variants the env
-            expects next (the continuation of the RNG after an unseeded reset; seed + 1 after
-            a seeded one), so that most resets only swap a ready sandbox in. 0 disables it.
+        pool_size: spare sandboxes prepared in the background for the variants the env
+            expects next (the continuation of the RNG after an unseeded reset; seed + 1, the
+            RNG's continuation, then the same seed after a seeded one), so that most resets
+            only swap a ready sandbox in. 0 disables it.
+        pool_workers: how many spare sandboxes are prepared at the same time (1 to
+            ``pool_size``; default 1). More help when episodes are shorter than the
+            program's start and the cores are not busy.
         provider: ``"local"`` (Xvfb on this machine, the default), ``"qemu"`` (the tool's
             guest image under QEMU, reset by ``loadvm``; build it first with
             ``sciagent-gym image build <tool>``) or ``"remote"`` (a control server someone
@@ -82,6 +86,7 @@ class SciGUIEnv(gym.Env):
                  reward: str = "partial", provider: str = "local", isolation: str = "auto",
                  settle: SettleConfig | None = None, allow_unsafe_cli: bool = False,
                  split: str | None = None, hints: bool = False, pool_size: int = 1,
+                 pool_workers: int = 1,
                  obs_size: tuple[int, int] | None = None, url: str | None = None,
                  token: str | None = None, reset_hook: Any = None,
                  provider_options: dict[str, Any] | None = None,
@@ -113,7 +118,10 @@ class SciGUIEnv(gym.Env):
         self._isolation, self._settle = isolation, settle
         self._allow_unsafe_cli = allow_unsafe_cli
         self.split, self.hints = split, hints
-        self.pool_size = pool_size
+        if pool_size and not 1 <= pool_workers <= pool_size:
+            raise ValueError(f"pool_workers must be between 1 and pool_size ({pool_size}), "
+                             f"not {pool_workers}")
+        self.pool_size, self.pool_workers = pool_size, pool_workers
         # The program's internal state in info["state"] after reset and every step (POMDP
         # studies: what the screenshot does not show). Never in the observation.
         self.expose_state = expose_state
@@ -167,7 +175,8 @@ class SciGUIEnv(gym.Env):
                 from sciagent_gym.providers.local import LocalProvider
 
                 self.provider = LocalProvider(self.width, self.height, self._isolation,
-                                              self._settle, pool_size=self.pool_size)
+                                              self._settle, pool_size=self.pool_size,
+                                              pool_workers=self.pool_workers)
         return self.provider
 
     # -- Gymnasium API -------------------------------------------------------------------------
@@ -218,26 +227,30 @@ class SciGUIEnv(gym.Env):
             info["state_error"] = f"{type(exc).__name__}: {exc}"
 
     def _prefetch(self, seed: int | None, options: dict[str, Any]) -> None:
-        """Tell the provider which variants the next reset most likely asks for.
+        """Tell the provider which variants the next resets most likely ask for, most likely
+        first, as many as the pool holds.
 
-        After an unseeded reset: the continuation of the RNG. After a seeded one: seed + 1
-        (loops that seed every episode), then the same seed again (evaluations that replay
-        one variant, like the audit). As many as the pool holds, most likely last.
+        After an unseeded reset: the next draws of the RNG (loops that seed once). After a
+        seeded one: seed + 1 (loops that seed every episode), the RNG's continuation (loops
+        that seed only the first reset), the same seed again (replays of one variant), then
+        further draws of the RNG.
         """
         if not hasattr(self.provider, "prefetch") or not self.pool_size:
             return
-        if seed is None:
-            rngs = [copy.deepcopy(self.np_random)]
-        else:
-            rngs = [seeding.np_random(seed + 1)[0], seeding.np_random(seed)[0]]
-        wanted = [self._draw(rng, options) for rng in rngs[:self.pool_size]]
+        ahead = copy.deepcopy(self.np_random)
+        wanted = []
+        if seed is not None:
+            wanted = [self._draw(seeding.np_random(seed + 1)[0], options),
+                      self._draw(ahead, options),
+                      self._draw(seeding.np_random(seed)[0], options)]
+        while len(wanted) < self.pool_size:
+            wanted.append(self._draw(ahead, options))
         generators, hints = self.adapter.generators, self.hints
-        for task_id, variant in reversed(wanted):
-            spec = self.specs[task_id]
-            self.provider.prefetch(
-                f"{task_id}#{variant}", self.adapter,
-                lambda paths, spec=spec, variant=variant: Task(spec, variant, generators, paths,
-                                                               hints=hints))
+        self.provider.prefetch(self.adapter, [
+            (f"{task_id}#{variant}",
+             lambda paths, spec=self.specs[task_id], variant=variant:
+                 Task(spec, variant, generators, paths, hints=hints))
+            for task_id, variant in wanted[:self.pool_size]])
 
     @property
     def max_steps(self) -> int:
@@ -278,6 +291,8 @@ class SciGUIEnv(gym.Env):
         self._frame = self.provider.wait_settled() if touched_screen else \
             self.provider.screenshot()
         t3 = time.perf_counter()
+        if touched_screen and self.provider.last_settled is False:
+            info["settle_capped"] = True  # still changing at the cap: an animation, a busy app
         truncated = False
         if status is None and not self.provider.app_running():
             info["app_crashed"] = (f"{self.adapter.info.display_name} exited; output ends with:\n"
@@ -290,6 +305,7 @@ class SciGUIEnv(gym.Env):
         if terminated or truncated:
             reward = self._finish(status)
             info["evaluation"] = self.evaluation.to_dict()
+            info["end"] = status  # "done", "fail", "truncated" (step budget) or "crashed"
         elif self.reward_mode == "dense":
             progress = self._cheap_score()
             reward, self._progress = progress - self._progress, progress

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -16,12 +14,7 @@ pytestmark = pytest.mark.e2e
 
 def _wait_prepared(env, timeout=60.0):
     pool = env.unwrapped.provider.pool
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pool._ready and pool._busy is None:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"nothing prepared; errors: {pool.errors}")
+    assert pool.wait_idle(timeout) and pool.pending_keys(), f"nothing prepared: {pool.errors}"
 
 
 def test_warm_resets_swap_and_match_cold_resets():
@@ -54,4 +47,27 @@ def test_warm_resets_swap_and_match_cold_resets():
     finally:
         warm_env.close()
         cold_env.close()
+    assert processes.live_processes() == []
+
+
+def test_two_workers_prepare_the_next_two_unseeded_resets():
+    """A pool of 2 with 2 workers holds the RNG's next two variants, both swapped in warm."""
+    env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", pool_size=2, pool_workers=2)
+    reference = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", pool_size=0)
+    try:
+        env.reset(seed=3)
+        reference.reset(seed=3)
+        env.reset()  # the first unseeded reset after a seeded one: now predicted too
+        reference.reset()
+        _wait_prepared(env)
+        assert len(env.unwrapped.provider.pool.pending_keys()) == 2
+        for _ in range(2):
+            _, info = env.reset()
+            _, ref = reference.reset()
+            assert info["timings"]["warm"] == 1.0
+            assert info["variant"] == ref["variant"]  # the same draws as without a pool
+        assert env.unwrapped.provider.pool.errors == []
+    finally:
+        env.close()
+        reference.close()
     assert processes.live_processes() == []

@@ -153,7 +153,7 @@ class LocalSlot(Provider):
         return self._controller.grab()
 
     def wait_settled(self) -> np.ndarray:
-        frame, _ = wait_settled(self._controller.grab, self.settle_config)
+        frame, self.last_settled = wait_settled(self._controller.grab, self.settle_config)
         return frame
 
     def windows(self) -> list[WindowInfo]:
@@ -228,7 +228,8 @@ class LocalProvider(Provider):
     """
 
     def __init__(self, width: int = 1280, height: int = 800, isolation: str = "auto",
-                 settle: SettleConfig | None = None, pool_size: int = 1) -> None:
+                 settle: SettleConfig | None = None, pool_size: int = 1,
+                 pool_workers: int = 1) -> None:
         if pool_size < 0:
             raise ValueError(f"pool_size must be >= 0, not {pool_size}")
         self.width, self.height = width, height
@@ -238,7 +239,7 @@ class LocalProvider(Provider):
         self.stats = {"warm": 0, "cold": 0}
         self.last_reset_timings: dict[str, float] = {}
         if pool_size:
-            self._pool = WarmPool(pool_size, lambda: LocalSlot(*self._args))
+            self._pool = WarmPool(pool_size, lambda: LocalSlot(*self._args), pool_workers)
 
     # -- resets ------------------------------------------------------------------------------
     def reset(self, tool: ToolAdapter, task: Task) -> Task:
@@ -262,11 +263,12 @@ class LocalProvider(Provider):
         self.last_reset_timings = {**self._slot.last_reset_timings, "warm": 0.0}
         return task
 
-    def prefetch(self, key: str, tool: ToolAdapter,
-                 make_task: Callable[[dict[str, str]], Task]) -> None:
-        """Prepare the variant ``key`` in a spare slot while the current episode runs."""
+    def prefetch(self, tool: ToolAdapter,
+                 wanted: list[tuple[str, Callable[[dict[str, str]], Task]]]) -> None:
+        """Prepare these variants (key, task factory), most likely first, in spare slots
+        while the current episode runs; earlier wishes not repeated are dropped."""
         if self._pool is not None:
-            self._pool.want(key, tool, make_task)
+            self._pool.want([(key, tool, make_task) for key, make_task in wanted])
 
     @property
     def pool(self) -> WarmPool | None:
@@ -320,7 +322,9 @@ class LocalProvider(Provider):
         return self._slot.screenshot()
 
     def wait_settled(self) -> np.ndarray:
-        return self._slot.wait_settled()
+        frame = self._slot.wait_settled()
+        self.last_settled = self._slot.last_settled
+        return frame
 
     def windows(self) -> list[WindowInfo]:
         return self._slot.windows()

@@ -5,6 +5,7 @@ Metrics (MatToolBench's, per task, tool and domain):
 - Steps: mean steps; Steps*: mean steps over successful episodes only (undefined when none);
 - FTR: among episodes the agent ended itself (DONE/FAIL), the fraction that did not succeed;
 - VOID: fraction of episodes that exhausted the step budget;
+- Crash: fraction of episodes ended by the program exiting (neither the agent nor the budget);
 - the domain-macro average: the mean over domains of each domain's mean.
 """
 
@@ -78,13 +79,22 @@ def rescore(run_dir: str | Path) -> list[Rescored]:
     return out
 
 
-METRICS = ("episodes", "score", "sr", "steps", "steps_star", "ftr", "void")
+METRICS = ("episodes", "score", "sr", "steps", "steps_star", "ftr", "void", "crash")
+
+
+def _end(row: dict[str, Any]) -> str:
+    """How an episode ended; runs recorded before results carried ``end`` fall back to the
+    terminated/truncated flags (which cannot tell a crash or a runner's DONE apart)."""
+    if "end" in row:
+        return row["end"]
+    return "budget" if row.get("truncated") else "agent" if row.get("terminated") else "budget"
 
 
 def _metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
     n = len(rows)
     succ = [r for r in rows if r["success"]]
-    ended = [r for r in rows if r["terminated"]]
+    ends = [_end(r) for r in rows]
+    ended = [r for r, e in zip(rows, ends, strict=True) if e in ("agent", "script")]
     return {
         "episodes": n,
         "score": sum(r["score"] for r in rows) / n,
@@ -92,7 +102,8 @@ def _metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
         "steps": sum(r["steps"] for r in rows) / n,
         "steps_star": sum(r["steps"] for r in succ) / len(succ) if succ else math.nan,
         "ftr": sum(not r["success"] for r in ended) / len(ended) if ended else math.nan,
-        "void": sum(bool(r["truncated"]) for r in rows) / n,
+        "void": ends.count("budget") / n,
+        "crash": ends.count("crash") / n,
     }
 
 
@@ -129,20 +140,20 @@ def _fmt(value: float, pct: bool = False) -> str:
 
 def format_table(metrics: dict[str, Any]) -> str:
     header = f"{'':<34} {'n':>4} {'Score':>6} {'SR':>5} {'Steps':>6} {'Steps*':>7} " \
-             f"{'FTR':>5} {'VOID':>5}"
+             f"{'FTR':>5} {'VOID':>5} {'Crash':>5}"
     lines = [header]
     for level in ("task", "tool", "domain"):
         for name, m in metrics[level].items():
             lines.append(f"{level + ' ' + name:<34} {m['episodes']:>4} {_fmt(m['score']):>6} "
                          f"{_fmt(m['sr'], True):>5} {_fmt(m['steps']):>6} "
                          f"{_fmt(m['steps_star']):>7} {_fmt(m['ftr'], True):>5} "
-                         f"{_fmt(m['void'], True):>5}")
+                         f"{_fmt(m['void'], True):>5} {_fmt(m['crash'], True):>5}")
     if metrics["domain_macro"]:
         m = metrics["domain_macro"]
         lines.append(f"{'domain-macro average':<34} {'':>4} {_fmt(m['score']):>6} "
                      f"{_fmt(m['sr'], True):>5} {_fmt(m['steps']):>6} "
                      f"{_fmt(m['steps_star']):>7} {_fmt(m['ftr'], True):>5} "
-                     f"{_fmt(m['void'], True):>5}")
+                     f"{_fmt(m['void'], True):>5} {_fmt(m['crash'], True):>5}")
     return "\n".join(lines)
 
 

@@ -55,6 +55,10 @@ class EpisodeResult:
     steps: int
     terminated: bool
     truncated: bool
+    #: How the episode ended: "agent" (the policy said DONE or FAIL), "budget" (the step
+    #: budget ran out, or the runner sent DONE on the policy's last allowed step), "crash"
+    #: (the program exited) or "script" (an oracle or no-op run).
+    end: str
     seconds: float
     reset_seconds: float
     criteria: list[dict] = field(default_factory=list)
@@ -170,6 +174,7 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
                    "screenshot": recorder.frame(obs)})
     wrapped = _RecordingEnv(env, recorder)
     budget = min(max_steps or base.max_steps, base.max_steps)
+    forced = False
     try:
         if policy == "oracle":
             # One step at a time, so that scripted steps (macros, shell commands, waits for a
@@ -195,22 +200,31 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
         else:
             act = RandomPolicy(env, seed)
             for i in range(budget):
-                action = "DONE" if i == budget - 1 else act(obs)
-                obs, _, terminated, truncated, _ = wrapped.step(action)
+                forced = i == budget - 1  # the runner, not the policy, ends it: budget spent
+                obs, _, terminated, truncated, _ = wrapped.step("DONE" if forced else act(obs))
                 if terminated or truncated:
                     break
-        if base.evaluation is None:  # a scripted oracle that forgot DONE still gets scored
+        if base.evaluation is None:  # a runner budget below the env's, or an oracle that
+            forced = True            # forgot DONE: the episode still gets scored
             wrapped.step("DONE")
     finally:
         recorder.close()
     _, _, terminated, truncated, info = wrapped.last
     evaluation = base.evaluation
+    if info.get("end") == "crashed":
+        end = "crash"
+    elif policy in ("oracle", "noop"):
+        end = "script"
+    elif info.get("end") == "truncated" or forced:
+        end = "budget"
+    else:
+        end = "agent"
     if out_dir is not None:
         base.final_state.save(out_dir / "final_state")
     result = EpisodeResult(
         task_id=base.task.id, variant=base.task.seed, seed=seed, policy=policy,
         score=evaluation.score, success=evaluation.success, steps=info["steps"],
-        terminated=terminated, truncated=truncated, seconds=time.monotonic() - t0,
+        terminated=terminated, truncated=truncated, end=end, seconds=time.monotonic() - t0,
         reset_seconds=reset_seconds, criteria=evaluation.to_dict()["criteria"],
         directory=str(out_dir) if out_dir else None, split=info_split(base),
         paths=dict(base.provider.paths),

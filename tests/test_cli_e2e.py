@@ -28,9 +28,20 @@ def test_run_rescore_report_round_trip(tmp_path, capsys):
     assert (ep / lines[-1]["screenshot"]).is_file()
     assert (ep / "final_state" / "app_state.json").is_file()
 
+    results = {p.parent.name: json.loads(p.read_text()) for p in out.rglob("result.json")}
+    assert results["ep000-seed0"]["end"] == "script"
+    assert results["ep000-seed5"]["end"] in ("budget", "agent")  # random says DONE at most then
+
     assert main(["rescore", str(out), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 2 and not any(r["changed"] for r in rows)
+    # rescoring reads the saved files again: a spoiled results table now fails
+    [table] = [p for p in (ep / "final_state").rglob("*") if p.suffix in (".csv", ".tsv")
+               and p.is_file()]
+    table.write_text("nothing here\n")
+    assert main(["rescore", str(out), "--json"]) == 0
+    rows = {r["directory"].rsplit("/", 1)[-1]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["ep000-seed0"]["changed"] and rows["ep000-seed0"]["new_score"] < 1.0
 
     assert main(["report", str(out)]) == 0
     table = capsys.readouterr().out
@@ -56,3 +67,17 @@ def test_list_and_doctor(capsys):
     assert "SciGUI-ImageJ-v0" in out and "parameter combinations" in out
     assert main(["doctor"]) == 0
     assert "all required components present" in capsys.readouterr().out
+
+
+def test_audit_command_prints_the_table_and_json(tmp_path, capsys):
+    tasks = ["--task", "praat/rename-object", "--task", "praat/measure-duration"]
+    assert main(["audit", "--tool", "praat", *tasks, "-q", "--out", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    assert "praat/rename-object" in table and "praat/measure-duration" in table
+    assert main(["audit", "--tool", "praat", *tasks, "--json", "--no-cross"]) == 0
+    [report] = json.loads(capsys.readouterr().out)
+    cases = {(c["task_id"], c["case"]) for c in report["cases"]}
+    assert {("praat/rename-object", "oracle"), ("praat/measure-duration", "noop")} <= cases
+    assert all(c["ok"] for c in report["cases"]) and report["cross"] == []
+    saved = json.loads((tmp_path / "audit-praat.json").read_text())
+    assert len(saved["cross"]) == 2 and not any(x["success"] for x in saved["cross"])

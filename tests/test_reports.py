@@ -8,9 +8,9 @@ import math
 from sciagent_gym.reports import episode_metrics, format_table, plot, write_csv
 
 
-def _r(task, score, success, steps, terminated=True, truncated=False):
+def _r(task, score, success, steps, terminated=True, truncated=False, **extra):
     return {"task_id": task, "score": score, "success": success, "steps": steps,
-            "terminated": terminated, "truncated": truncated}
+            "terminated": terminated, "truncated": truncated, **extra}
 
 
 RESULTS = [
@@ -45,3 +45,25 @@ def test_table_csv_and_plot(tmp_path):
     assert rows[0][:3] == ["level", "name", "episodes"] and len(rows) == 1 + 2 + 1 + 1 + 1
     plot(m, tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_end_reason_separates_agent_budget_and_crash():
+    """A runner's DONE on the last allowed step is budget exhaustion, not the agent's
+    decision; a crash is neither (results without ``end`` fall back to the flags)."""
+    rows = [
+        _r("praat/a", 0.0, False, 20, end="budget"),         # runner sent DONE at the budget
+        _r("praat/a", 0.0, False, 5, False, True, end="crash"),
+        _r("praat/a", 1.0, True, 4, end="agent"),
+        _r("praat/a", 0.0, False, 3, end="agent"),
+    ]
+    a = episode_metrics(rows)["task"]["praat/a"]
+    assert math.isclose(a["void"], 0.25) and math.isclose(a["crash"], 0.25)
+    assert math.isclose(a["ftr"], 0.5)  # 1 of the 2 agent-ended episodes failed
+
+
+def test_domain_macro_is_a_mean_of_domain_means():
+    rows = [_r("imagej/a", 1.0, True, 1), _r("imagej/a", 1.0, True, 1),
+            _r("imagej/a", 1.0, True, 1), _r("praat/a", 0.0, False, 1)]
+    m = episode_metrics(rows)
+    assert len(m["domain"]) == 2
+    assert math.isclose(m["domain_macro"]["score"], 0.5)  # not the plain mean, 0.75

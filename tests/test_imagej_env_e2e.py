@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -102,14 +103,14 @@ def test_cli_action_runs_in_the_sandbox(imagej_env):
 
 
 def test_cli_isolation_hides_host_gold_and_network(imagej_env):
-    imagej_env.reset(seed=0, options={"task": "count-nuclei"})
+    # gaussian-blur-save keeps its reference image in a host-side gold directory
+    imagej_env.reset(seed=0, options={"task": "gaussian-blur-save"})
     base = imagej_env.unwrapped
     if base.provider.isolation != "bwrap":
         pytest.fail("bubblewrap isolation is not available; CLI isolation cannot be tested")
     gold_dir = base.task.gold_dir
-    hidden = [str(REPO), str(base.provider.sandbox.root), sys.prefix]
-    if gold_dir is not None:
-        hidden.append(str(gold_dir))
+    assert gold_dir is not None and any(gold_dir.iterdir())
+    hidden = [str(REPO), str(base.provider.sandbox.root), sys.prefix, str(gold_dir)]
     for path in hidden:
         obs, *_ = imagej_env.step({"type": "run", "command": f"ls {path}"})
         assert "[exit 0]" not in obs["terminal"], (path, obs["terminal"])
@@ -123,6 +124,19 @@ def test_cli_timeout_is_reported(imagej_env):
     imagej_env.reset(seed=0, options={"task": "count-nuclei"})
     obs, _, term, _, _ = imagej_env.step({"type": "run", "command": "sleep 30", "timeout": 0.5})
     assert "[timed out]" in obs["terminal"] and not term
+
+
+def test_cli_timeout_with_a_detached_child_holding_the_output(imagej_env):
+    """A child in its own session keeps the output pipe open after the timeout kills the
+    command's group: the answer still comes, and the sandbox keeps working."""
+    imagej_env.reset(seed=0, options={"task": "count-nuclei"})
+    t0 = time.monotonic()
+    obs, *_ = imagej_env.step({"type": "run", "timeout": 0.5,
+                               "command": "echo started; setsid sleep 60 & sleep 30"})
+    assert time.monotonic() - t0 < 10
+    assert "[timed out]" in obs["terminal"] and "started" in obs["terminal"]
+    obs, *_ = imagej_env.step({"type": "run", "command": "echo still-here"})
+    assert "still-here" in obs["terminal"] and "[exit 0]" in obs["terminal"]
 
 
 def test_step_budget_truncates_and_still_evaluates():

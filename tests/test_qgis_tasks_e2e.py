@@ -86,6 +86,18 @@ def test_failing_request_reports_the_traceback_and_env_keeps_working(qgis_env):
     assert terminated and info["evaluation"]["score"] == 0.0
 
 
+def test_cli_actions_are_refused_where_the_task_forbids_them(qgis_env):
+    """qgis/hide-layer must be solved in the GUI: run() does nothing and says why."""
+    obs, info = qgis_env.reset(seed=0, options={"task": "qgis/hide-layer"})
+    assert info["allow_cli"] is False
+    base = qgis_env.unwrapped
+    marker = f"{base.provider.paths['work']}/ran.txt"
+    obs2, reward, terminated, _, info = qgis_env.step(f'run("touch {marker}")')
+    assert info["action_error"] == "run() refused: this task does not allow CLI actions"
+    assert not terminated and reward == 0.0 and obs2["terminal"] == obs["terminal"]
+    assert base.provider.read_file(marker) is None
+
+
 def test_request_that_opens_a_dialog_is_reported_and_the_dialog_closed(qgis_env):
     qgis_env.reset(seed=0, options={"task": "qgis/select-by-attribute"})
     base = qgis_env.unwrapped

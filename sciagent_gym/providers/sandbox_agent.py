@@ -103,7 +103,14 @@ def op_exec(req: dict) -> dict:
     except subprocess.TimeoutExpired:
         timed_out = True
         _killgroup(proc)
-        out, _ = proc.communicate()
+        try:
+            out, _ = proc.communicate(timeout=2.0)
+        except subprocess.TimeoutExpired as exc:
+            # A child that left the process group (setsid cmd &) still holds the output
+            # pipe: answer with what came so far instead of waiting for it forever.
+            out = exc.output or b""
+            proc.stdout.close()
+            proc.wait(timeout=2.0)
     reply = {
         "returncode": proc.returncode, "timed_out": timed_out,
         "output": out[-max_output:].decode("utf-8", "replace"),

@@ -43,7 +43,14 @@ demo: setup
 		--episodes 1 --max-steps 10 --out $(DEMO_OUT)/random -v
 	@echo "screenshots: $(DEMO_OUT)/oracle/*/step_*.png $(DEMO_OUT)/random/*/step_*.png"
 
+# The QEMU tests need the ImageJ guest image, whose build needs root (debootstrap, chroot):
+# a user with sudo gets it built through sudo into their own cache first.
+CACHE := $(or $(SCIAGENT_CACHE),$(HOME)/.cache/sciagent-gym)
 test: setup
+	@if [ "$$(id -u)" != 0 ]; then \
+		$(SUDO) env SCIAGENT_CACHE="$(CACHE)" $(VENV)/bin/sciagent-gym image build imagej && \
+		$(SUDO) chown -R "$$(id -u):$$(id -g)" "$(CACHE)"; \
+	fi
 	SCIAGENT_REQUIRE_APPS=1 $(PY) -m pytest -q --durations=15
 
 lint: venv

@@ -8,6 +8,8 @@ import importlib.util
 import json
 import shutil
 import sys
+import time
+import uuid
 from pathlib import Path
 
 import gymnasium as gym
@@ -119,13 +121,24 @@ def test_train_ppo_example_trains_and_reports(tmp_path):
     assert (tmp_path / "ppo_toggle.zip").is_file()
 
 
-def _sciagent_pids() -> set[int]:
-    """Live processes whose command line mentions sciagent (displays, sandboxes, programs)."""
+@pytest.fixture
+def process_mark(monkeypatch) -> bytes:
+    """A token in the environment that every process this test starts inherits, so that the
+    leftover check sees this test's processes only (not a parallel test's)."""
+    token = f"SCIAGENT_TEST_MARK={uuid.uuid4().hex}"
+    monkeypatch.setenv("SCIAGENT_TEST_MARK", token.split("=", 1)[1])
+    return token.encode()
+
+
+def _marked_pids(mark: bytes) -> set[int]:
+    """Live processes started under ``mark`` whose command line mentions sciagent
+    (displays, sandboxes, programs)."""
     out = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 if b"sciagent" in (entry / "cmdline").read_bytes() and \
+                        mark in (entry / "environ").read_bytes() and \
                         (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0] != "Z":
                     out.add(int(entry.name))
             except OSError:
@@ -133,19 +146,16 @@ def _sciagent_pids() -> set[int]:
     return out
 
 
-def _no_new_processes(before: set[int], timeout: float = 30.0) -> list[int]:
-    import time
-
+def _no_processes_left(mark: bytes, timeout: float = 30.0) -> list[int]:
     deadline = time.monotonic() + timeout
     while True:
-        left = sorted(_sciagent_pids() - before)
+        left = sorted(_marked_pids(mark))
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.5)
 
 
-def test_pomdp_example_reports_what_the_screen_reveals(tmp_path):
-    before = _sciagent_pids()
+def test_pomdp_example_reports_what_the_screen_reveals(tmp_path, process_mark):
     pomdp = _example("pomdp_observability")
     result = pomdp.main(["--episodes", "3", "--max-steps", "4", "--out", str(tmp_path)])
     assert result["observations"] >= 6  # reset + steps with a state dump each
@@ -155,16 +165,15 @@ def test_pomdp_example_reports_what_the_screen_reveals(tmp_path):
         assert 0.0 <= stats["aliased"] <= 1.0 and 0.0 <= stats["knn_accuracy"] <= 1.0
         assert sum(stats["values"].values()) == result["observations"]
     assert (tmp_path / "observability.png").stat().st_size > 5000
-    assert _no_new_processes(before) == []
+    assert _no_processes_left(process_mark) == []
 
 
-def test_rllib_example_trains_with_two_env_runners(tmp_path):
+def test_rllib_example_trains_with_two_env_runners(tmp_path, process_mark):
     pytest.importorskip("ray.rllib", reason="install the [ray] extra")
-    before = _sciagent_pids()
     rllib_ppo = _example("rllib_ppo")
     summary = rllib_ppo.main(["--env-runners", "2", "--iterations", "1", "--batch", "32",
                               "--pool-size", "0", "--out", str(tmp_path)])
     [row] = summary["history"]
     assert row["env_steps"] >= 32
     assert json.loads((tmp_path / "rllib_history.json").read_text())["env_runners"] == 2
-    assert _no_new_processes(before) == []  # the runners closed their envs
+    assert _no_processes_left(process_mark) == []  # the runners closed their envs

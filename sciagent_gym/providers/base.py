@@ -25,6 +25,9 @@ class Provider(abc.ABC):
     #: Factor on every wait for the program (ready, channel answers): an emulated VM runs
     #: programs several times slower than the host.
     ready_scale: float = 1.0
+    #: Whether the last ``wait_settled`` saw the screen go still before its cap (None: the
+    #: provider cannot tell).
+    last_settled: bool | None = None
 
     @abc.abstractmethod
     def reset(self, tool: ToolAdapter, task: Task) -> Task:

@@ -8,6 +8,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= demo-out
 # System packages: virtual display, window manager, sandbox, OCR, fonts, the tools themselves.
 APT_PACKAGES := $(shell grep -v '^\#' vm_images/local/apt-packages.txt)
+# Test modules run in parallel, each whole on one worker (its programs and module fixtures
+# stay together); most of a test's time is waiting for a program, so 2 workers fit 2 cores.
+TEST_WORKERS ?= 2
 # The CPU build of torch that stable-baselines3 needs (the tests check SB3's env checker).
 TORCH ?= torch==2.13.0
 
@@ -51,7 +54,7 @@ test: setup
 		$(SUDO) env SCIAGENT_CACHE="$(CACHE)" $(VENV)/bin/sciagent-gym image build imagej && \
 		$(SUDO) chown -R "$$(id -u):$$(id -g)" "$(CACHE)"; \
 	fi
-	SCIAGENT_REQUIRE_APPS=1 $(PY) -m pytest -q --durations=15
+	SCIAGENT_REQUIRE_APPS=1 $(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile
 
 lint: venv
 	$(VENV)/bin/ruff check sciagent_gym envs tests examples benchmarks

@@ -16,6 +16,7 @@ Images live in ``$SCIAGENT_CACHE/images/<name>/`` (default ``~/.cache/sciagent-g
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import hashlib
 import json
@@ -486,6 +487,18 @@ def build_image(name: str, cache_dir: Path | str | None = None, progress: bool =
     recipe = load_recipe(name)
     directory = images_root(cache_dir) / name
     directory.mkdir(parents=True, exist_ok=True)
+    # One build at a time per image: envs or test workers started together wait for the
+    # first build and then find it up to date.
+    with open(directory / ".build.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return _build_locked(name, recipe, directory, progress, force)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _build_locked(name: str, recipe: Recipe, directory: Path, progress: bool,
+                  force: bool) -> BuiltImage:
     guest_files = recipes_root() / "guest" / "rootfs"
     trees = guest_python_trees()
     home = snapshot_home(recipe)

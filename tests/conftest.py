@@ -7,8 +7,10 @@ never report skipped end-to-end checks as passing.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,18 @@ def imagej_env():
     env = gym.make("SciGUI-ImageJ-v0", render_mode="rgb_array")
     yield env
     env.close()
+
+
+@pytest.fixture(scope="module")
+def one_vm_at_a_time():
+    """QEMU guests under TCG take both cores: modules that boot them take turns, also across
+    pytest-xdist workers (an exclusive lock held for the module)."""
+    with open(Path(tempfile.gettempdir()) / "sciagent-tests-qemu.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def our_processes(marker: str) -> list[str]:

@@ -16,7 +16,8 @@ import sciagent_gym  # noqa: F401
 from sciagent_gym.images import build_image
 from sciagent_gym.tasks.oracle import run_steps
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900),
+              pytest.mark.usefixtures("one_vm_at_a_time")]
 
 
 @pytest.fixture(scope="module")

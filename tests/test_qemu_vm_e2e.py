@@ -20,7 +20,7 @@ from conftest import REQUIRE_APPS, our_processes
 from sciagent_gym.images import build_image
 from sciagent_gym.providers.qemu_vm import QemuVM
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("one_vm_at_a_time")]
 
 
 def _missing() -> list[str]:

@@ -73,9 +73,14 @@ class WarmPool:
             self._cond.notify_all()
 
     def take(self, key: str, wait: float = 60.0) -> Prepared | None:
-        """The prepared slot for ``key``; waits if it is being prepared right now."""
+        """The prepared slot for ``key``; waits if it is being prepared right now.
+
+        Either way the wish for ``key`` is fulfilled: it is not prepared again (the env
+        states its next wishes after the reset).
+        """
         deadline = time.monotonic() + wait
         with self._cond:
+            self._wanted = [w for w in self._wanted if w[0] != key]
             while True:
                 if key in self._ready:
                     return self._ready.pop(key)

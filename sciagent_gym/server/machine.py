@@ -58,6 +58,11 @@ def _screen_size(display_name: str) -> tuple[int, int]:
 class Machine:
     """The display, programs and files one control server exposes."""
 
+    #: Adapters drive a machine through the same calls as a provider, and their channel
+    #: waits (``ToolAdapter.run_client``) scale by this. A server's programs run on its
+    #: own machine at full speed, so no slack.
+    ready_scale: float = 1.0
+
     def __init__(self, display_name: str, home: str, work: str | None = None,
                  tmp: str = "/tmp") -> None:
         self.display_name = display_name

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import gymnasium as gym
 import pytest
 
 import sciagent_gym  # noqa: F401
+from sciagent_gym.evaluation.getters.ocr import normalize_ocr, ocr_region
+from sciagent_gym.evaluation.getters.pixels import crop
 from sciagent_gym.tasks.oracle import await_window
 from sciagent_gym.tasks.task import split_of
 
@@ -69,12 +73,18 @@ def test_window_ocr_and_command_getters_on_the_real_app(imagej_env):
     imagej_env.reset(seed=0, options={"task": "count-nuclei"})
     base = imagej_env.unwrapped
     imagej_env.step("pyautogui.hotkey('ctrl', 'shift', 't')")   # Image > Adjust > Threshold
-    # The dialog paints its controls in bursts after it maps; OCR reads it once it is focused
-    # and the screen has settled again (what an oracle's await_window step does).
+    # The dialog paints its controls in bursts after it maps (under load, gaps longer than the
+    # settle window), so wait for its text on screen before the final state is taken; the
+    # criteria below must then read it through the evaluation path.
     await_window(base.provider, "^Threshold$", focused=True)
     threshold = [w for w in base.provider.windows() if w.title == "Threshold"]
     assert threshold, [w.title for w in base.provider.windows()]
     t = threshold[0]
+    deadline = time.monotonic() + 20
+    while "dark background" not in (seen := normalize_ocr(ocr_region(
+            crop(base.provider.screenshot(), [t.x, t.y, t.width, t.height])))):
+        assert time.monotonic() < deadline, f"the Threshold dialog never showed its text: {seen!r}"
+        time.sleep(0.3)
     criteria = [Criterion.from_dict(d) for d in [
         {"name": "threshold window", "getter": {"fn": "window_exists", "title": "Threshold"},
          "check": {"op": "is_true"}},

@@ -10,7 +10,7 @@ change nothing else) or DONE. Reward is 1 for a successful episode and 0 otherwi
 It trains on the ``train`` split, then plays the learned policy and a uniform random policy on
 the same held-out ``test`` variants, and saves a learning curve::
 
-    python examples/train_ppo.py --timesteps 2500 --out ppo-out      # about 30 min on 2 cores
+    python examples/train_ppo.py --timesteps 2500 --out ppo-out      # about 40 min on 2 cores
     python examples/train_ppo.py --timesteps 32 --eval-episodes 2    # a smoke run
 
 Results go to ``OUT/metrics.json``, ``OUT/learning_curve.png`` and ``OUT/ppo_toggle.zip``.

@@ -74,17 +74,19 @@ def test_window_ocr_and_command_getters_on_the_real_app(imagej_env):
     base = imagej_env.unwrapped
     imagej_env.step("pyautogui.hotkey('ctrl', 'shift', 't')")   # Image > Adjust > Threshold
     # The dialog paints its controls in bursts after it maps (under load, gaps longer than the
-    # settle window), so wait for its text on screen before the final state is taken; the
-    # criteria below must then read it through the evaluation path.
+    # settle window), so the test waits (as an agent would, with WAIT steps) until its text is
+    # in the observation; the final state scores the last observed frame, and the criteria
+    # below must read the text from it through the evaluation path.
     await_window(base.provider, "^Threshold$", focused=True)
     threshold = [w for w in base.provider.windows() if w.title == "Threshold"]
     assert threshold, [w.title for w in base.provider.windows()]
     t = threshold[0]
     deadline = time.monotonic() + 20
+    frame = base._frame
     while "dark background" not in (seen := normalize_ocr(ocr_region(
-            crop(base.provider.screenshot(), [t.x, t.y, t.width, t.height])))):
+            crop(frame, [t.x, t.y, t.width, t.height])))):
         assert time.monotonic() < deadline, f"the Threshold dialog never showed its text: {seen!r}"
-        time.sleep(0.3)
+        frame = imagej_env.step("WAIT")[0]["screenshot"]
     criteria = [Criterion.from_dict(d) for d in [
         {"name": "threshold window", "getter": {"fn": "window_exists", "title": "Threshold"},
          "check": {"op": "is_true"}},

@@ -296,3 +296,20 @@ def test_tiff_calibration_uncalibrated(tmp_path):
     (tmp_path / "junk.tif").write_bytes(b"not a tiff at all")
     with pytest.raises(GetterError, match="cannot read TIFF"):
         GETTERS["imagej_tiff_calibration"](state, "junk.tif")
+
+
+def test_help_menu_check_sees_only_a_complete_menu_bar():
+    """The reset re-lays out ImageJ's menu bar until the right-aligned Help label is drawn."""
+    from sciagent_gym.controller.windows import WindowInfo
+    from sciagent_gym.envs.imagej.adapter import _help_menu_drawn
+
+    window = WindowInfo(id=1, title="ImageJ", wm_class="ij-ImageJ", x=41, y=40, width=609,
+                        height=76, active=False, modal=False)
+    frame = np.full((800, 1280, 3), 238, np.uint8)
+    frame[47:60, 52:80] = 0  # only "File"
+    assert not _help_menu_drawn(frame, window)
+    frame[47:60, 460:480] = 0  # Help laid out next to Window instead of at the right edge
+    assert not _help_menu_drawn(frame, window)
+    frame[47:60, 610:635] = 0  # Help at the right edge
+    assert _help_menu_drawn(frame, window)
+    assert not _help_menu_drawn(frame, WindowInfo(**{**window.to_dict(), "x": 1400}))

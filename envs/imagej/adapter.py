@@ -10,8 +10,11 @@ Answers come back through a file the macro writes and renames when it is complet
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import SciAgentError
@@ -24,6 +27,14 @@ if TYPE_CHECKING:
 IJ_JAR = "/usr/share/java/ij.jar"
 STATE_MACRO = (Path(__file__).with_name("state.ijm")).read_text()
 ERROR_TITLES = ("Macro Error", "Exception")
+
+
+def _help_menu_drawn(frame: np.ndarray, window: WindowInfo) -> bool:
+    """Whether the right-aligned Help label is in the menu bar strip (dark text in the rightmost
+    15% of the window's first 26 rows; a half-built bar leaves that part empty)."""
+    left = window.x + int(window.width * 0.85)
+    strip = frame[max(window.y, 0):max(window.y + 26, 0), max(left, 0):window.x + window.width]
+    return bool(strip.size) and bool((strip.max(axis=2) < 100).any())
 
 
 class MacroError(SciAgentError):
@@ -61,10 +72,22 @@ class Adapter(ToolAdapter):
         # proves ImageJ has finished starting up: its window can appear with the menu bar
         # half built (only "File"), or laid out before the Help menu was registered.
         self.run_script(provider, 'showStatus("");', timeout=15.0)
-        # A one-pixel resize then makes AWT lay the complete menu bar out again.
-        for window in provider.windows():
-            if window.title == "ImageJ":
-                provider.nudge_window(window.id)
+        self._lay_out_menu_bar(provider)
+
+    @staticmethod
+    def _lay_out_menu_bar(provider: Provider, attempts: int = 10) -> None:
+        """Resize the main window by a pixel until its menu bar shows the Help menu at the
+        right edge. One resize made AWT redo a half-built layout most of the time; under load
+        the menus could be registered only after it, and the window then kept showing only
+        "File" through later steps (which broke the determinism of identical resets)."""
+        for _ in range(attempts):
+            window = next((w for w in provider.windows() if w.title == "ImageJ"), None)
+            if window is None:
+                return
+            provider.nudge_window(window.id)
+            if _help_menu_drawn(provider.wait_settled(), window):
+                return
+            time.sleep(0.2)
 
     def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str:
         """Run an ImageJ macro in the running GUI; returns what it left in ``__out__``.

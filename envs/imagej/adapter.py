@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sciagent_gym import processes
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import SciAgentError
 from sciagent_gym.tools import ToolAdapter
@@ -73,6 +74,30 @@ class Adapter(ToolAdapter):
         # half built (only "File"), or laid out before the Help menu was registered.
         self.run_script(provider, 'showStatus("");', timeout=15.0)
         self._lay_out_menu_bar(provider)
+        self._focus_last_image(provider, task)
+
+    @staticmethod
+    def _focus_last_image(provider: Provider, task: Task | None, timeout: float = 3.0) -> None:
+        """Give the focus to the image opened last, as ImageJ does on most starts. Under load
+        the main window sometimes kept it instead, and the start screen then differed in its
+        title-bar colours (and in where typed keys go) between identical resets."""
+        names = task.spec.open if task is not None else []
+        if not names:
+            return
+
+        def focused() -> bool:
+            window = next((w for w in provider.windows() if w.title == names[-1]), None)
+            if window is None or window.active:
+                return True
+            provider.activate_window(window.id)
+            return False
+
+        try:
+            processes.wait_for(focused, timeout * provider.ready_scale, interval=0.05,
+                               what=f"{names[-1]} to take the focus")
+        except TimeoutError:
+            pass  # the window manager refused; the screen then shows the other focus
+        provider.wait_settled()
 
     @staticmethod
     def _lay_out_menu_bar(provider: Provider, attempts: int = 10) -> None:

@@ -12,7 +12,8 @@ from audit_checks import audit_cases, check_case, check_cross
 import sciagent_gym  # noqa: F401
 from sciagent_gym.audit import audit_tool
 
-pytestmark = pytest.mark.e2e
+# The module fixture audits every task (about 250 s under CI load), so it gets headroom.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 SEEDS = (0,)
 SPECS, CASES = audit_cases("pymol", SEEDS)
 

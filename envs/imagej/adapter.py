@@ -97,7 +97,6 @@ class Adapter(ToolAdapter):
                                what=f"{names[-1]} to take the focus")
         except TimeoutError:
             pass  # the window manager refused; the screen then shows the other focus
-        provider.wait_settled()
 
     @staticmethod
     def _lay_out_menu_bar(provider: Provider, attempts: int = 10) -> None:
@@ -110,9 +109,12 @@ class Adapter(ToolAdapter):
             if window is None:
                 return
             provider.nudge_window(window.id)
-            if _help_menu_drawn(provider.wait_settled(), window):
-                return
-            time.sleep(0.2)
+            # Plain grabs, no settle: the reset settles the whole screen afterwards anyway.
+            deadline = time.monotonic() + 0.5
+            while time.monotonic() < deadline:
+                if _help_menu_drawn(provider.screenshot(), window):
+                    return
+                time.sleep(0.05)
 
     def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str:
         """Run an ImageJ macro in the running GUI; returns what it left in ``__out__``.

@@ -57,7 +57,8 @@ def test_seeded_resets_give_identical_frames(env, tmp_path):
 def test_seeded_step_gives_identical_frames(env, tmp_path):
     """What check_env's step determinism check asserts (its action: the space's sample for
     seed 123, a modifier hotkey), after a held middle button as its passive check leaves it.
-    Under load ImageJ's menu bar could stay half built ("File" only) in one of the two runs."""
+    Under load one of the two runs could start with ImageJ's menu bar half built ("File"
+    only) or with the focus on the main window instead of the image."""
     space = env.unwrapped.action_space
     env.reset()
     env.step("pyautogui.mouseDown(598, 504, button='middle')")

@@ -38,6 +38,11 @@ def _help_menu_drawn(frame: np.ndarray, window: WindowInfo) -> bool:
     return bool(strip.size) and bool((strip.max(axis=2) < 100).any())
 
 
+def _titled(provider: Provider, title: str) -> WindowInfo | None:
+    """The window whose title is exactly ``title`` (ImageJ names image windows by file)."""
+    return next((w for w in provider.windows() if w.title == title), None)
+
+
 class MacroError(SciAgentError):
     """An ImageJ macro failed or did not finish."""
 
@@ -86,7 +91,7 @@ class Adapter(ToolAdapter):
             return
 
         def focused() -> bool:
-            window = next((w for w in provider.windows() if w.title == names[-1]), None)
+            window = _titled(provider, names[-1])
             if window is None or window.active:
                 return True
             provider.activate_window(window.id)
@@ -105,7 +110,7 @@ class Adapter(ToolAdapter):
         the menus could be registered only after it, and the window then kept showing only
         "File" through later steps (which broke the determinism of identical resets)."""
         for _ in range(attempts):
-            window = next((w for w in provider.windows() if w.title == "ImageJ"), None)
+            window = _titled(provider, "ImageJ")
             if window is None:
                 return
             provider.nudge_window(window.id)

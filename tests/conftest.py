@@ -77,3 +77,20 @@ def our_processes(marker: str) -> list[str]:
             cmd = raw.replace(b"\0", b" ").decode(errors="replace")
             found.append(f"{pid}: {cmd}")
     return found
+
+
+def step_until_changed(env, action, before, waits: int = 8):
+    """Step ``action``, then WAIT (as an agent would) until the observation differs from
+    ``before``; returns the last observation and the action step's ``info``.
+
+    The step returns once the screen is quiet for the settle window (0.15 s); under load a
+    program can take longer than that to start reacting (a menu that pops up 0.3 s after the
+    click), and the change then shows in a later observation, not in this one."""
+    import numpy as np
+
+    obs, _, _, _, info = env.step(action)
+    for _ in range(waits):
+        if not np.array_equal(obs["screenshot"], before):
+            break
+        obs = env.step("WAIT")[0]
+    return obs, info

@@ -300,8 +300,9 @@ def test_tiff_calibration_uncalibrated(tmp_path):
 
 def test_help_menu_check_sees_only_a_complete_menu_bar():
     """The reset re-lays out ImageJ's menu bar until the right-aligned Help label is drawn."""
-    from sciagent_gym.controller.windows import WindowInfo
     from sciagent_gym.envs.imagej.adapter import _help_menu_drawn
+
+    from sciagent_gym.controller.windows import WindowInfo
 
     window = WindowInfo(id=1, title="ImageJ", wm_class="ij-ImageJ", x=41, y=40, width=609,
                         height=76, active=False, modal=False)

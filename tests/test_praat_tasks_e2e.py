@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from audit_checks import audit_cases, check_case, check_cross
-from conftest import REQUIRE_APPS
+from conftest import REQUIRE_APPS, step_until_changed
 from sciagent_gym.envs.praat.adapter import PraatScriptError, is_error_dialog
 
 import sciagent_gym  # noqa: F401
@@ -89,6 +89,6 @@ def test_reset_gives_identical_frames(praat_env):
     assert frames[0].std() > 5  # the Objects window with the Sound's commands is on screen
     assert np.array_equal(frames[0], frames[1])
     # a GUI step (click on the Query menu button) changes the screen
-    obs, _, _, _, info = praat_env.step("pyautogui.click(777, 251)")
+    obs, info = step_until_changed(praat_env, "pyautogui.click(777, 251)", frames[0])
     assert not info.get("action_error")
     assert not np.array_equal(obs["screenshot"], frames[0])

@@ -12,7 +12,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from audit_checks import audit_cases, check_case, check_cross
-from conftest import REQUIRE_APPS
+from conftest import REQUIRE_APPS, step_until_changed
 from sciagent_gym.envs.qgis.adapter import ScriptError
 
 import sciagent_gym  # noqa: F401
@@ -162,7 +162,7 @@ def test_reset_gives_identical_frames(qgis_env):
         pytest.fail(f"same seed, different first frame: {int(diff.sum())} pixels in "
                     f"x {xs.min()}..{xs.max()}, y {ys.min()}..{ys.max()}")
     # a GUI step (untick the first layer in the Layers panel) changes the screen and the state
-    obs, _, _, _, info = qgis_env.step("pyautogui.click(31, 409)")
+    obs, info = step_until_changed(qgis_env, "pyautogui.click(31, 409)", frames[0])
     assert not info.get("action_error")
     assert not np.array_equal(obs["screenshot"], frames[0])
     base = qgis_env.unwrapped

@@ -94,3 +94,18 @@ def step_until_changed(env, action, before, waits: int = 8):
             break
         obs = env.step("WAIT")[0]
     return obs, info
+
+
+def assert_dump_leaves_screen(env, task: str) -> None:
+    """The state dump (``expose_state``, app-state getters) reads the program through its
+    scripting channel; it must not change what the agent sees (DS9 once opened its Contour
+    Parameters dialog to answer a query). A blinking caret's few pixels are tolerated."""
+    from sciagent_gym.controller.settle import changed_pixels
+
+    obs, _ = env.reset(seed=0, options={"task": task})
+    base = env.unwrapped
+    titles = sorted(w.title for w in base.provider.windows())
+    base.adapter.dump_state(base.provider)
+    after = base.provider.wait_settled()
+    assert sorted(w.title for w in base.provider.windows()) == titles
+    assert changed_pixels(obs["screenshot"], after) <= 64

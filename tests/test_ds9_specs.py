@@ -297,12 +297,12 @@ def test_script_and_answer_parsing():
 def test_build_state_tolerates_failed_queries():
     state = build_state({"file": "/w/field.fits", "scale": "log\n", "zoom": "2",
                          "regions": DS9_IMAGE, "pan_fk5": None, "crop_image": "10 10 5 5",
-                         "size": "400 400", "smooth": "yes", "contour_levels": "1 2 3"})
+                         "size": "400 400", "smooth": "yes"})
     assert state["file_name"] == "field.fits" and state["scale"]["function"] == "log"
     assert state["zoom"] == 2.0 and state["pan"]["fk5"] is None
     assert state["n_regions"] == 4 and state["regions"][0]["coords"] == [[272.45, 236.5]]
     assert state["crop"]["cropped"] is True and state["smooth"]["on"] is True
-    assert state["contour"]["levels"] == [1.0, 2.0, 3.0]
+    assert "levels" not in state["contour"]  # only the dialog knows them (see _QUERIES)
     toggles = build_state({"colorbar": "no\n", "grid": "yes", "view_magnifier": "no"})
     assert (toggles["colorbar"], toggles["grid"]) == (False, True)
     assert toggles["view"]["magnifier"] is False and toggles["view"]["panner"] is None

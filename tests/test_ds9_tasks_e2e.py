@@ -12,7 +12,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from audit_checks import audit_cases, check_case, check_cross
-from conftest import REQUIRE_APPS, step_until_changed
+from conftest import REQUIRE_APPS, assert_dump_leaves_screen, step_until_changed
 from sciagent_gym.envs.ds9.adapter import XPA_NAME, DS9ScriptError
 
 import sciagent_gym  # noqa: F401
@@ -182,3 +182,7 @@ def test_toggle_task_start_state_and_both_instruction_kinds(ds9_env):
         ds9_env.reset(seed=seed, options={"task": "ds9/toggle-colorbar"})
         run_steps(ds9_env, ["DONE"] if positive else [*clicks, "DONE"])
         assert not base.evaluation.success
+
+
+def test_state_dump_leaves_the_screen_as_it_was(ds9_env):
+    assert_dump_leaves_screen(ds9_env, "ds9/toggle-colorbar")

@@ -10,6 +10,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import assert_dump_leaves_screen
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.errors import SciAgentError
@@ -210,3 +211,7 @@ def test_macro_errors_are_reported_not_hung(imagej_env):
     with pytest.raises(SciAgentError, match="Macro Error"):
         base.adapter.run_script(base.provider, "thisIsNotAFunction(;", timeout=10)
     assert "Macro Error" not in {w.title for w in base.provider.windows()}
+
+
+def test_state_dump_leaves_the_screen_as_it_was(imagej_env):
+    assert_dump_leaves_screen(imagej_env, "imagej/count-nuclei")

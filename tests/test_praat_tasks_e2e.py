@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from audit_checks import audit_cases, check_case, check_cross
-from conftest import REQUIRE_APPS, step_until_changed
+from conftest import REQUIRE_APPS, assert_dump_leaves_screen, step_until_changed
 from sciagent_gym.envs.praat.adapter import PraatScriptError, is_error_dialog
 
 import sciagent_gym  # noqa: F401
@@ -92,3 +92,7 @@ def test_reset_gives_identical_frames(praat_env):
     obs, info = step_until_changed(praat_env, "pyautogui.click(777, 251)", frames[0])
     assert not info.get("action_error")
     assert not np.array_equal(obs["screenshot"], frames[0])
+
+
+def test_state_dump_leaves_the_screen_as_it_was(praat_env):
+    assert_dump_leaves_screen(praat_env, "praat/rename-object")

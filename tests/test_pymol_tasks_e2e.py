@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from audit_checks import audit_cases, check_case, check_cross
+from conftest import assert_dump_leaves_screen
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.audit import audit_tool
@@ -72,3 +73,7 @@ def test_state_channel_reports_and_runs_commands(env):
     assert state["selections"]["near"]["atoms"] == 35
     out = base.adapter.run_script(base.provider, "#python\n__out__ = cmd.count_atoms('all')")
     assert out == "1551"
+
+
+def test_state_dump_leaves_the_screen_as_it_was(env):
+    assert_dump_leaves_screen(env, "pymol/align-chains-rmsd")

@@ -12,7 +12,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from audit_checks import audit_cases, check_case, check_cross
-from conftest import REQUIRE_APPS, step_until_changed
+from conftest import REQUIRE_APPS, assert_dump_leaves_screen, step_until_changed
 from sciagent_gym.envs.qgis.adapter import ScriptError
 
 import sciagent_gym  # noqa: F401
@@ -167,3 +167,7 @@ def test_reset_gives_identical_frames(qgis_env):
     assert not np.array_equal(obs["screenshot"], frames[0])
     base = qgis_env.unwrapped
     assert len(base.adapter.dump_state(base.provider)["visible_layers"]) == 1
+
+
+def test_state_dump_leaves_the_screen_as_it_was(qgis_env):
+    assert_dump_leaves_screen(qgis_env, "qgis/zonal-stats")

@@ -85,7 +85,9 @@ _QUERIES = {
     "regions": "regions -format ds9 -system image",
     "smooth": "smooth", "smooth_function": "smooth function", "smooth_radius": "smooth radius",
     "smooth_sigma": "smooth sigma", "contour": "contour", "contour_nlevels": "contour nlevels",
-    "contour_levels": "contour levels", "contour_limits": "contour limits",
+    # not "contour levels": DS9 answers it from the Contour Parameters dialog, which it opens
+    # on screen to do so (a dump must never change what the agent sees)
+    "contour_limits": "contour limits",
     "contour_scale": "contour scale", "contour_smooth": "contour smooth",
     "crop_image": "crop image", "size": "fits size", "object": "fits header keyword OBJECT",
     "block": "block", "tile": "tile", "colorbar": "colorbar", "grid": "grid",
@@ -177,7 +179,6 @@ def build_state(raw: dict[str, str | None]) -> dict[str, Any]:
                    "radius": _float(raw.get("smooth_radius")),
                    "sigma": _float(raw.get("smooth_sigma"))},
         "contour": {"on": _yes(raw.get("contour")), "nlevels": _float(raw.get("contour_nlevels")),
-                    "levels": _floats(raw.get("contour_levels")),
                     "limits": _floats(raw.get("contour_limits")),
                     "scale": (raw.get("contour_scale") or "").strip() or None,
                     "smooth": _float(raw.get("contour_smooth"))},

@@ -198,6 +198,13 @@ class ToolAdapter:
     def after_ready(self, provider: Provider, task: Task | None) -> None:
         """Last touches once the window is up (e.g. clear timing text) so resets are identical."""
 
+    def restore_in_place(self, provider: Provider, task: Task) -> bool:
+        """Put the running program back where a fresh launch with ``task``'s (already
+        restaged) inputs leaves it, before ``setup.script``, without restarting it: the env's
+        ``soft_reset`` option. False when this tool cannot, or not from the state it is in;
+        the env then restarts the program as usual."""
+        return False
+
     def apply_start_state(self, provider: Provider, task: Task | None) -> None:
         """Run the spec's ``setup.script`` (e.g. a state-control task's random initial toggle
         states) through the scripting channel, once the program is ready."""

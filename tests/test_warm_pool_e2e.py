@@ -42,7 +42,7 @@ def test_warm_resets_swap_and_match_cold_resets():
         _, info = warm_env.reset()                     # continuation of the RNG: predicted
         assert info["timings"]["warm"] == 1.0
         stats = warm_env.unwrapped.provider.stats
-        assert stats == {"warm": 2, "cold": 2}
+        assert stats == {"warm": 2, "cold": 2, "soft": 0}
         assert warm_env.unwrapped.provider.pool.errors == []
     finally:
         warm_env.close()

@@ -96,6 +96,40 @@ _QUERIES = {
 }
 
 
+# What a fresh DS9 shows (DS9 8.4 defaults, as launched by launch_argv), set back by
+# Adapter.restore_in_place: every setting the dump reads, the panels and button bar, and the
+# settings the button bar and the mouse reach in short episodes (contrast/bias, region
+# defaults, coordinate systems). tests/test_soft_reset_e2e.py compares the result with a
+# restart, frame and dump.
+_FRESH = [
+    "mode none", "regions delete all", "regions shape circle", "regions color green",
+    "single", "tile no", "blink no", "frame lock none", "crosshair lock none",
+    "crop reset", "block to 1", "bin factor 1 1",
+    "smooth no", "smooth function gaussian", "smooth radius 3", "smooth sigma 1.5",
+    "contour no", "contour nlevels 5", "contour smooth 4", "contour method smooth",
+    "contour scale linear", "contour mode minmax",
+    "contour close",  # DS9 opens the Contour Parameters dialog to set the above
+    "scale linear", "scale mode minmax", "scale log exp 1000", "scale scope local",
+    "minmax mode scan", "zscale contrast .25",
+    "cmap grey", "cmap invert no", "cmap value 1 0.5",
+    "zoom to 1", "rotate to 0", "colorbar yes", "colorbar numerics yes", "grid no",
+    "wcs sky fk5", "wcs skyformat sexagesimal", "bg white", "nan white",
+    "view layout horizontal", "view info yes", "view panner yes", "view magnifier yes",
+    "view buttons yes", "view colorbar yes", "view graph horizontal no",
+    "view graph vertical no", "view filename yes", "view object yes", "view keyword no",
+    "view minmax no", "view lowhigh no", "view units no", "view frame yes", "view wcs yes",
+    "view physical yes", "view image yes",
+    # the info panel's coordinate-name labels: hovering the image gives them a Times font
+    # (for alpha, delta) that stays, 2 px wider, after their text is cleared on leaving it;
+    # at launch they have the panel's font, as the 'x' label of the Physical row has
+    "tcl {foreach ll {{} a b c d e f g h i j k l m n o p q r s t u v w x y z} "
+    "{foreach aa {x y z} {$infobox(wcs$ll,$aa,nm) configure "
+    "-font [$ds9(info).physicalXLabel cget -font]}}}",
+    # the button bar's first section, as at launch (XPA splits a line at ';': two commands)
+    "tcl {set buttons(major,current) $ds9(buttons).file}", "tcl {MajorButton}",
+]
+
+
 class DS9ScriptError(SciAgentError):
     """An XPA command failed or DS9 did not answer."""
 
@@ -245,6 +279,21 @@ class Adapter(ToolAdapter):
                 raise DS9ScriptError(f"DS9 did not serve XPA with its file loaded within "
                                      f"{self.ready_timeout:.0f} s (last answer: {last!r})")
             time.sleep(0.05)
+
+    def restore_in_place(self, provider: Provider, task: Task) -> bool:
+        """Set back what a restart would (see :data:`_FRESH`) and reload the task's one input
+        file into frame 1 (the file is restaged; loading it re-centres pan and crosshair).
+        Refused with any other window open (a dialog, a torn-off menu), with more than one
+        frame, or for tasks that open no file or several."""
+        if len(task.spec.open) != 1 or any(w.title != MAIN_TITLE for w in provider.windows()):
+            return False
+        frames = self._run(provider, ["get frame all"], "stop", 10.0)
+        if not frames or frames[0][1] != 0 or frames[0][2].split() != ["1"]:
+            return False
+        self.run_script(provider, "\n".join(
+            ["frame 1", *_FRESH, f"fits {provider.paths['work']}/{task.spec.open[0]}"]),
+            timeout=60.0)
+        return True
 
     def _run(self, provider: Provider, commands: list[str], mode: str,
              timeout: float) -> list[tuple[int, int, str]]:

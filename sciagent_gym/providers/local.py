@@ -16,7 +16,7 @@ from sciagent_gym.controller.clipboard import Clipboard
 from sciagent_gym.controller.settle import SettleConfig, settle_canonical, wait_settled
 from sciagent_gym.controller.windows import WindowInfo, WindowLister
 from sciagent_gym.controller.x11 import X11Controller
-from sciagent_gym.errors import AppCrashedError
+from sciagent_gym.errors import AppCrashedError, SciAgentError
 from sciagent_gym.providers.base import Provider
 from sciagent_gym.providers.display import VirtualDisplay
 from sciagent_gym.providers.pool import WarmPool
@@ -47,6 +47,7 @@ class LocalSlot(Provider):
         self._sandbox: Sandbox | None = None
         self._clipboard: Clipboard | None = None
         self._isolation = isolation
+        self._task_id: str | None = None  # the task the running program was started for
         self.last_reset_timings: dict[str, float] = {}
         try:
             self._display = VirtualDisplay(width, height)
@@ -114,7 +115,39 @@ class LocalSlot(Provider):
         self.last_reset_timings = {"restore": t1 - t0, "stage": t2 - t1, "launch": t3 - t2,
                                    "ready": t4 - t3, "settle": time.monotonic() - t4,
                                    "total": time.monotonic() - t0}
+        self._task_id = task.spec.id
         return task
+
+    def soft_reset(self, tool: ToolAdapter, task: Task) -> bool:
+        """Start ``task``'s episode in the program that is already running (same task as the
+        last episode), restored in place by the tool's adapter instead of restarted.
+
+        Home and work directory are restored as in a restart (emptied and refilled: the
+        directories themselves stay, they are bound into the sandbox). False, with nothing
+        the following restart would not redo, when the program is not running, ran another
+        task, or the adapter cannot restore it from where it is."""
+        if self._task_id != task.spec.id or not self.app_running():
+            return False
+        t0 = time.monotonic()
+        self._clipboard.close()
+        self._controller.release_all()
+        self._controller.execute(A.Move(self.width - 1, self.height - 1))
+        self._refill_home(tool.snapshot_dir)
+        t1 = time.monotonic()
+        task.stage(self._sandbox.host_work)
+        t2 = time.monotonic()
+        try:
+            if not tool.restore_in_place(self, task):
+                return False
+            tool.apply_start_state(self, task)
+        except SciAgentError:
+            return False
+        t3 = time.monotonic()
+        self._settle_canonical()
+        self.last_reset_timings = {"restore": t1 - t0, "stage": t2 - t1, "in_place": t3 - t2,
+                                   "settle": time.monotonic() - t3,
+                                   "total": time.monotonic() - t0}
+        return True
 
     def _settle_canonical(self) -> np.ndarray:
         return settle_canonical(self._controller.grab, self._controller.expose_all,
@@ -127,6 +160,17 @@ class LocalSlot(Provider):
             shutil.copytree(snapshot, home, symlinks=True)
         else:
             home.mkdir(parents=True)
+        (home / "work").mkdir(exist_ok=True)
+
+    def _refill_home(self, snapshot: Path) -> None:
+        home = self._sandbox.host_home
+        for child in list(home.iterdir()):
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+        if snapshot.is_dir():
+            shutil.copytree(snapshot, home, symlinks=True, dirs_exist_ok=True)
         (home / "work").mkdir(exist_ok=True)
 
     def _wait_ready(self, tool: ToolAdapter, task: Task) -> None:
@@ -236,7 +280,7 @@ class LocalProvider(Provider):
         self._args = (width, height, isolation, settle)
         self._slot: LocalSlot = LocalSlot(*self._args)
         self._pool: WarmPool | None = None
-        self.stats = {"warm": 0, "cold": 0}
+        self.stats = {"warm": 0, "cold": 0, "soft": 0}
         self.last_reset_timings: dict[str, float] = {}
         if pool_size:
             self._pool = WarmPool(pool_size, lambda: LocalSlot(*self._args), pool_workers)
@@ -261,6 +305,15 @@ class LocalProvider(Provider):
         task = self._slot.reset(tool, task)
         self.stats["cold"] += 1
         self.last_reset_timings = {**self._slot.last_reset_timings, "warm": 0.0}
+        return task
+
+    def soft_reset(self, tool: ToolAdapter, task: Task) -> Task | None:
+        """Reset by restoring the running program in place (see :meth:`LocalSlot.soft_reset`);
+        None when that is not possible and a normal :meth:`reset` is needed."""
+        if not self._slot.soft_reset(tool, task):
+            return None
+        self.stats["soft"] += 1
+        self.last_reset_timings = {**self._slot.last_reset_timings, "warm": 0.0, "soft": 1.0}
         return task
 
     def prefetch(self, tool: ToolAdapter,

@@ -39,10 +39,14 @@ OBS_SIZE = (96, 60)
 WORD_BITS = 32
 
 
-def make_env(split: str, max_steps: int, pool_size: int = 1) -> gym.Env:
-    """The wrapped env: three discrete GUI operations in, small grey frame + words out."""
+def make_env(split: str, max_steps: int, soft_reset: int = 50) -> gym.Env:
+    """The wrapped env: three discrete GUI operations in, small grey frame + words out.
+
+    DS9 keeps running between episodes (``soft_reset``): the adapter restores it in place,
+    which is ~3x faster than restarting it, and restarts it every ``soft_reset`` episodes."""
     env = gym.make("SciGUI-DS9-v0", task=TASK, split=split, reward="binary",
-                   max_steps=max_steps, pool_size=pool_size)
+                   max_steps=max_steps, pool_size=0 if soft_reset else 1,
+                   soft_reset=soft_reset)
     env = TargetActions(env, TARGETS)
     return ScreenshotObservation(env, size=OBS_SIZE, grayscale=True,
                                  instruction_features=WORD_BITS)
@@ -95,6 +99,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--n-envs", type=int, default=2, help="DS9 instances trained in parallel")
     parser.add_argument("--max-steps", type=int, default=5,
                         help="step budget per episode (a toggle takes two clicks)")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="stop training after this many minutes (checked every step)")
     parser.add_argument("--eval-episodes", type=int, default=24)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("ppo-out"))
@@ -110,19 +116,20 @@ def main(argv: list[str] | None = None) -> dict:
     class Successes(BaseCallback):
         """Records (timestep, success) of every finished training episode."""
 
-        def __init__(self) -> None:
+        def __init__(self, deadline: float | None) -> None:
             super().__init__()
             self.curve: list[tuple[int, float]] = []
+            self.deadline = deadline
 
         def _on_step(self) -> bool:
             for info in self.locals["infos"]:
                 if "episode" in info:
                     self.curve.append((self.num_timesteps, float(info["episode"]["r"] > 0)))
-            return True
+            return self.deadline is None or time.monotonic() < self.deadline  # False: stop
 
     args.out.mkdir(parents=True, exist_ok=True)
-    callback = Successes()
     t0 = time.monotonic()
+    callback = Successes(t0 + 60 * args.minutes if args.minutes else None)
     if args.load is not None:
         model = PPO.load(args.load, device="cpu")
     else:

@@ -308,3 +308,20 @@ def test_build_state_tolerates_failed_queries():
     assert toggles["view"]["magnifier"] is False and toggles["view"]["panner"] is None
     broken = build_state({"regions": "circle(1,2"})
     assert broken["regions"] == [] and "line 1" in broken["regions_error"]
+
+
+def test_fresh_commands_set_back_only_what_differs():
+    from sciagent_gym.envs.ds9.adapter import _FRESH, _FRESH_ALWAYS, fresh_commands
+
+    launch = [want for _, want, _ in _FRESH]
+    assert fresh_commands(launch) == _FRESH_ALWAYS
+    # numbers compare as numbers, words without case
+    assert fresh_commands(["1.0" if a == "1" else a.upper() for a in launch]) == _FRESH_ALWAYS
+    changed = list(launch)
+    changed[[q for q, _, _ in _FRESH].index("zoom")] = "4"
+    changed[[q for q, _, _ in _FRESH].index("view magnifier")] = "no"
+    changed[[q for q, _, _ in _FRESH].index("contour smooth")] = "2"
+    assert fresh_commands(changed) == ["contour smooth 4", "zoom to 1", "view magnifier yes",
+                                       "contour close", *_FRESH_ALWAYS]
+    with pytest.raises(ValueError):
+        fresh_commands(launch[:-1])  # one answer per query, or nothing is trusted

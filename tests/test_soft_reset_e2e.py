@@ -12,6 +12,7 @@ import pytest
 from conftest import REQUIRE_APPS
 
 import sciagent_gym  # noqa: F401
+from sciagent_gym.processes import wait_for
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif((shutil.which("ds9") is None or shutil.which("xpaget") is None)
@@ -89,7 +90,7 @@ def test_soft_reset_falls_back_to_a_restart(envs):
     soft.reset(seed=5)
     # a dialog open (DS9's Contour Parameters) is not something the adapter restores
     base.adapter.run_script(base.provider, "contour open")
-    assert len(base.provider.windows()) == 2
+    wait_for(lambda: len(base.provider.windows()) == 2, 10.0, what="the Contour dialog")
     before = dict(base.provider.stats)
     obs, info = soft.reset(seed=6)
     assert base.provider.stats["cold"] == before["cold"] + 1

@@ -97,28 +97,40 @@ _QUERIES = {
 
 
 # What a fresh DS9 shows (DS9 8.4 defaults, as launched by launch_argv), set back by
-# Adapter.restore_in_place: every setting the dump reads, the panels and button bar, and the
-# settings the button bar and the mouse reach in short episodes (contrast/bias, region
-# defaults, coordinate systems). tests/test_soft_reset_e2e.py compares the result with a
-# restart, frame and dump.
-_FRESH = [
-    "mode none", "regions delete all", "regions shape circle", "regions color green",
-    "single", "tile no", "blink no", "frame lock none", "crosshair lock none",
-    "crop reset", "block to 1", "bin factor 1 1",
-    "smooth no", "smooth function gaussian", "smooth radius 3", "smooth sigma 1.5",
-    "contour no", "contour nlevels 5", "contour smooth 4", "contour method smooth",
-    "contour scale linear", "contour mode minmax",
-    "contour close",  # DS9 opens the Contour Parameters dialog to set the above
-    "scale linear", "scale mode minmax", "scale log exp 1000", "scale scope local",
-    "minmax mode scan", "zscale contrast .25",
-    "cmap grey", "cmap invert no", "cmap value 1 0.5",
-    "zoom to 1", "rotate to 0", "colorbar yes", "colorbar numerics yes", "grid no",
-    "wcs sky fk5", "wcs skyformat sexagesimal", "bg white", "nan white",
-    "view layout horizontal", "view info yes", "view panner yes", "view magnifier yes",
-    "view buttons yes", "view colorbar yes", "view graph horizontal no",
-    "view graph vertical no", "view filename yes", "view object yes", "view keyword no",
-    "view minmax no", "view lowhigh no", "view units no", "view frame yes", "view wcs yes",
-    "view physical yes", "view image yes",
+# Adapter.restore_in_place: every setting the dump reads, the panels, and the settings the
+# button bar and the mouse reach in short episodes (contrast/bias, region defaults,
+# coordinate systems). Each entry is (query, answer at launch, command that sets it back;
+# None: "query answer"); only settings whose answer differs are set, in this order.
+# tests/test_soft_reset_e2e.py compares the result with a restart, frame and dump.
+_FRESH: list[tuple[str, str, str | None]] = [
+    ("frame", "1", None), ("mode", "none", None),
+    ("regions shape", "circle", None), ("regions color", "green", None),
+    ("single", "yes", "single"), ("tile", "no", None), ("blink", "no", None),
+    ("frame lock", "none", None), ("crosshair lock", "none", None),
+    ("block", "1", "block to 1"), ("bin factor", "1 1", None),
+    ("smooth", "no", None), ("smooth function", "gaussian", None),
+    ("smooth radius", "3", None), ("smooth sigma", "1.5", None),
+    ("contour", "no", None), ("contour nlevels", "5", None), ("contour smooth", "4", None),
+    ("contour method", "smooth", None), ("contour scale", "linear", None),
+    ("contour mode", "minmax", None),
+    ("scale", "linear", "scale linear"), ("scale mode", "minmax", None),
+    ("scale log exp", "1000", None), ("scale scope", "local", None),
+    ("minmax mode", "scan", None), ("zscale contrast", ".25", None),
+    ("cmap", "grey", "cmap grey"), ("cmap invert", "no", None), ("cmap value", "1 0.5", None),
+    ("zoom", "1", "zoom to 1"), ("rotate", "0", "rotate to 0"),
+    ("colorbar", "yes", None), ("colorbar numerics", "yes", None), ("grid", "no", None),
+    ("wcs sky", "fk5", None), ("wcs skyformat", "sexagesimal", None),
+    ("bg color", "white", "bg white"), ("nan color", "white", "nan white"),
+    *[(f"view {k}", v, None) for k, v in [
+        ("layout", "horizontal"), ("info", "yes"), ("panner", "yes"), ("magnifier", "yes"),
+        ("buttons", "yes"), ("colorbar", "yes"), ("graph horizontal", "no"),
+        ("graph vertical", "no"), ("filename", "yes"), ("object", "yes"), ("keyword", "no"),
+        ("minmax", "no"), ("lowhigh", "no"), ("units", "no"), ("frame", "yes"),
+        ("wcs", "yes"), ("physical", "yes"), ("image", "yes")]],
+]
+# Sent every time (cheap, and not all of it can be queried).
+_FRESH_ALWAYS = [
+    "regions delete all", "crop reset",
     # the info panel's coordinate-name labels: hovering the image gives them a Times font
     # (for alpha, delta) that stays, 2 px wider, after their text is cleared on leaving it;
     # at launch they have the panel's font, as the 'x' label of the Physical row has
@@ -128,6 +140,32 @@ _FRESH = [
     # the button bar's first section, as at launch (XPA splits a line at ';': two commands)
     "tcl {set buttons(major,current) $ds9(buttons).file}", "tcl {MajorButton}",
 ]
+
+
+def _same_answer(got: str, want: str) -> bool:
+    """XPA answers compared as words, numbers as numbers ('.25' is '0.25', '1.0' is '1')."""
+    a, b = got.split(), want.split()
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        try:
+            if float(x) != float(y):
+                return False
+        except ValueError:
+            if x.lower() != y.lower():
+                return False
+    return True
+
+
+def fresh_commands(answers: list[str]) -> list[str]:
+    """The commands that set back what differs from launch, given the answers to the
+    :data:`_FRESH` queries (in order), then :data:`_FRESH_ALWAYS`."""
+    out = [cmd or f"{query} {want}" for (query, want, cmd), got in zip(_FRESH, answers,
+                                                                       strict=True)
+           if not _same_answer(got, want)]
+    if any(c.startswith("contour ") for c in out):
+        out.append("contour close")  # DS9 opens the Contour Parameters dialog to set them
+    return out + _FRESH_ALWAYS
 
 
 class DS9ScriptError(SciAgentError):
@@ -287,12 +325,15 @@ class Adapter(ToolAdapter):
         frame, or for tasks that open no file or several."""
         if len(task.spec.open) != 1 or any(w.title != MAIN_TITLE for w in provider.windows()):
             return False
-        frames = self._run(provider, ["get frame all"], "stop", 10.0)
-        if not frames or frames[0][1] != 0 or frames[0][2].split() != ["1"]:
+        answers = self._run(provider, ["get frame all", *[f"get {q}" for q, _, _ in _FRESH]],
+                            "all", 20.0)
+        if len(answers) != 1 + len(_FRESH) or any(rc != 0 for _, rc, _ in answers) \
+                or answers[0][2].split() != ["1"]:
             return False
+        work = provider.paths["work"]
         self.run_script(provider, "\n".join(
-            ["frame 1", *_FRESH, f"fits {provider.paths['work']}/{task.spec.open[0]}"]),
-            timeout=60.0)
+            [*fresh_commands([text for _, _, text in answers[1:]]),
+             f"fits {work}/{task.spec.open[0]}"]), timeout=60.0)
         return True
 
     def _run(self, provider: Provider, commands: list[str], mode: str,

@@ -13,6 +13,7 @@ from conftest import REQUIRE_APPS
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.processes import wait_for
+from sciagent_gym.providers.local import APP
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif((shutil.which("ds9") is None or shutil.which("xpaget") is None)
@@ -101,6 +102,12 @@ def test_soft_reset_falls_back_to_a_restart(envs):
     before = dict(base.provider.stats)
     soft.reset(seed=7, options={"task": "ds9/toggle-grid"})
     assert base.provider.stats["cold"] == before["cold"] + 1
+    # the program gone (crashed, or quit by the agent): a restart
+    base.provider.kill_in_sandbox(APP)
+    wait_for(lambda: not base.provider.app_running(), 10.0, what="DS9 to end")
+    before = dict(base.provider.stats)
+    soft.reset(seed=8, options={"task": "ds9/toggle-grid"})
+    assert base.provider.stats["cold"] == before["cold"] + 1 and base.provider.app_running()
 
 
 def test_soft_reset_budget_restarts_every_n(envs):

@@ -109,3 +109,18 @@ def assert_dump_leaves_screen(env, task: str) -> None:
     after = base.provider.wait_settled()
     assert sorted(w.title for w in base.provider.windows()) == titles
     assert changed_pixels(obs["screenshot"], after) <= 64
+
+
+def assert_same_frames(a, b, tmp_path, names=("first", "again"), context: str = "") -> None:
+    """Pixel-equal frames, or a failure that says where they differ, with both saved as PNGs
+    in ``tmp_path`` (under ``names``) to look at."""
+    import numpy as np
+    from PIL import Image
+
+    diff = np.any(a != b, axis=2)
+    if diff.any():
+        ys, xs = np.nonzero(diff)
+        Image.fromarray(a).save(tmp_path / f"{names[0]}.png")
+        Image.fromarray(b).save(tmp_path / f"{names[1]}.png")
+        pytest.fail(f"{context}{int(diff.sum())} pixels differ in x {xs.min()}..{xs.max()}, "
+                    f"y {ys.min()}..{ys.max()}; frames in {tmp_path}")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import warnings
 
 import gymnasium as gym
-import numpy as np
 import pytest
+from conftest import assert_same_frames
 from gymnasium.utils.env_checker import check_env
 
 import sciagent_gym  # noqa: F401
@@ -34,16 +34,9 @@ def _assert_same_observation(env, first, again, tmp_path) -> None:
     """Equal observations, or a failure that says where the frames differ (both saved)."""
     assert first["instruction"] == again["instruction"]
     assert first["terminal"] == again["terminal"]
-    diff = np.any(first["screenshot"] != again["screenshot"], axis=2)
-    if diff.any():
-        from PIL import Image
-
-        ys, xs = np.nonzero(diff)
-        Image.fromarray(first["screenshot"]).save(tmp_path / "first.png")
-        Image.fromarray(again["screenshot"]).save(tmp_path / "again.png")
-        pytest.fail(f"{int(diff.sum())} pixels differ in x {xs.min()}..{xs.max()}, "
-                    f"y {ys.min()}..{ys.max()}; windows now: "
-                    f"{[w.title for w in env.unwrapped.provider.windows()]}; frames in {tmp_path}")
+    windows = [w.title for w in env.unwrapped.provider.windows()]
+    assert_same_frames(first["screenshot"], again["screenshot"], tmp_path,
+                       context=f"windows now: {windows}; ")
 
 
 def test_seeded_resets_give_identical_frames(env, tmp_path):

@@ -9,7 +9,7 @@ import shutil
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import REQUIRE_APPS
+from conftest import REQUIRE_APPS, assert_same_frames
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.processes import wait_for
@@ -47,15 +47,7 @@ def envs():
 
 def _same(a: dict, b: dict, what: str, tmp_path) -> None:
     assert a["state"] == b["state"], what
-    diff = np.any(a["frame"] != b["frame"], axis=2)
-    if diff.any():
-        from PIL import Image
-
-        ys, xs = np.nonzero(diff)
-        Image.fromarray(a["frame"]).save(tmp_path / "soft.png")
-        Image.fromarray(b["frame"]).save(tmp_path / "restart.png")
-        pytest.fail(f"{what}: {int(diff.sum())} pixels differ in x {xs.min()}..{xs.max()}, "
-                    f"y {ys.min()}..{ys.max()}; frames in {tmp_path}")
+    assert_same_frames(a["frame"], b["frame"], tmp_path, ("soft", "restart"), f"{what}: ")
 
 
 def _start(env, seed: int) -> dict:

@@ -93,10 +93,7 @@ class LocalSlot(Provider):
         t0 = time.monotonic()
         sbx = self._sandbox
         sbx.stop()
-        self._clipboard.close()  # the clipboard starts every episode empty
-        self._controller.release_all()
-        # The pointer starts every episode at the same place (hover effects are screen state).
-        self._controller.execute(A.Move(self.width - 1, self.height - 1))
+        self._reset_input()
         self._restore_home(tool.snapshot_dir)
         t1 = time.monotonic()
         task.stage(sbx.host_work)
@@ -122,17 +119,14 @@ class LocalSlot(Provider):
         """Start ``task``'s episode in the program that is already running (same task as the
         last episode), restored in place by the tool's adapter instead of restarted.
 
-        Home and work directory are restored as in a restart (emptied and refilled: the
-        directories themselves stay, they are bound into the sandbox). False, with nothing
+        Home and work directory are restored as in a restart. False, with nothing
         the following restart would not redo, when the program is not running, ran another
         task, or the adapter cannot restore it from where it is."""
         if self._task_id != task.spec.id or not self.app_running():
             return False
         t0 = time.monotonic()
-        self._clipboard.close()
-        self._controller.release_all()
-        self._controller.execute(A.Move(self.width - 1, self.height - 1))
-        self._refill_home(tool.snapshot_dir)
+        self._reset_input()
+        self._restore_home(tool.snapshot_dir)
         t1 = time.monotonic()
         task.stage(self._sandbox.host_work)
         t2 = time.monotonic()
@@ -153,17 +147,17 @@ class LocalSlot(Provider):
         return settle_canonical(self._controller.grab, self._controller.expose_all,
                                 self.settle_config)
 
-    def _restore_home(self, snapshot: Path) -> None:
-        home = self._sandbox.host_home
-        shutil.rmtree(home, ignore_errors=True)
-        if snapshot.is_dir():
-            shutil.copytree(snapshot, home, symlinks=True)
-        else:
-            home.mkdir(parents=True)
-        (home / "work").mkdir(exist_ok=True)
+    def _reset_input(self) -> None:
+        self._clipboard.close()  # the clipboard starts every episode empty
+        self._controller.release_all()
+        # The pointer starts every episode at the same place (hover effects are screen state).
+        self._controller.execute(A.Move(self.width - 1, self.height - 1))
 
-    def _refill_home(self, snapshot: Path) -> None:
+    def _restore_home(self, snapshot: Path) -> None:
+        """Empty the home directory and copy the snapshot in. The directory itself stays:
+        a running sandbox has it bound (soft resets), and a new bind would not be seen."""
         home = self._sandbox.host_home
+        home.mkdir(parents=True, exist_ok=True)
         for child in list(home.iterdir()):
             if child.is_dir() and not child.is_symlink():
                 shutil.rmtree(child, ignore_errors=True)

@@ -15,21 +15,27 @@
 * an **Action instance** or a list/tuple of them.
 
 Every path ends in :func:`validate_action`, so controllers only ever see on-screen integer
-points, known buttons, canonical key names and bounded counts. Problems raise
-:class:`~sciagent_gym.actions.ActionError` with a message that names the offending token, because
-that message is fed back to the agent.
+points, known buttons, canonical key names and bounded counts, as plain built-in values. Problems
+raise :class:`~sciagent_gym.actions.ActionError` with a message that names the offending token,
+because that message is fed back to the agent.
+
+The agent is untrusted (a random or reward-hacking policy, or an LLM), so the parser is total:
+whatever it is given, :func:`parse_action` returns or raises ``ActionError``, quickly, and a step
+stays within the per-step caps below (checked at parse time, so a refused step does nothing).
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 import numbers
 import re
+import reprlib
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .actions import (
     Action,
@@ -59,14 +65,37 @@ from .actions import (
 )
 from .keys import normalize_key
 
-#: Longest text for a ``write``/``type`` action or a ``run`` command.
-MAX_TEXT_LENGTH = 10_000
-#: Upper bound for click counts, key presses and scroll clicks (guards against runaway loops).
+# Per-action and per-step caps. A step is what one ``env.step()`` call compiles to; a step that
+# breaks a cap is refused whole with an ActionError naming the cap, so it does nothing.
+
+#: Longest accepted source string of the pyautogui form: room for a long ``write()`` and a few
+#: dozen calls, not for thousands of statements (the parser's time and memory stay small).
+MAX_SOURCE_LENGTH = 20_000
+#: Most primitive actions one step may hold. A click or key press repeated n times
+#: (``clicks=``, ``presses=``) counts n, so one step cannot hide thousands of input events.
+MAX_ACTIONS_PER_STEP = 100
+#: Longest text one step may type (one ``write()``/``type`` action, or several together), and
+#: the longest window title: typing is slow, so this bounds a step's duration.
+MAX_TEXT_LENGTH = 4_096
+#: Longest command of one ``run()`` or ``computer.launch()``.
+MAX_COMMAND_LENGTH = 4_096
+#: Longest text one ``set_clipboard``/``pyperclip.copy`` may put on the clipboard.
+MAX_CLIPBOARD_LENGTH = 4_096
+#: Most CLI commands (``run``/``launch``) in one step: each may take the task's cli_timeout.
+MAX_COMMANDS_PER_STEP = 4
+#: Longest single wait (``time.sleep``, ``WAIT``, ``{"type": "wait"}``) and longest ignored
+#: ``duration``/``interval`` argument, in seconds.
+MAX_WAIT_SECONDS = 10.0
+#: Most seconds one step may wait in total (the sum of its waits), so a step stays short.
+MAX_STEP_WAIT_SECONDS = 10.0
+#: Upper bound for click counts, key presses and scroll clicks of one action.
 MAX_REPEAT = 100
-#: Longest single wait, in seconds.
-MAX_WAIT_SECONDS = 600.0
-#: Longest accepted source string for the pyautogui form.
-MAX_SOURCE_LENGTH = 100_000
+#: Most keys one ``hotkey`` may hold down together.
+MAX_HOTKEY_KEYS = 16
+
+_MAX_FIELDS = 32  # an action dict has at most 9; more is junk, not worth iterating
+_MAX_KEY_NAME = 64  # the longest key name or alias is 17 characters
+_MAX_NESTING = 4  # literal lists in pyautogui calls: a key list, an (x, y) pair
 
 BUTTONS: tuple[MouseButton, ...] = ("left", "middle", "right")
 _BUTTON_ALIASES: dict[str, MouseButton] = {"primary": "left", "secondary": "right"}
@@ -81,6 +110,7 @@ ACTION_CLASSES: tuple[type, ...] = (
 )
 
 Screen = tuple[int, int]
+_T = TypeVar("_T")
 
 
 # --------------------------------------------------------------------------------------------
@@ -88,36 +118,125 @@ Screen = tuple[int, int]
 
 
 def parse_action(action: Any, screen_size: tuple[int, int]) -> list[Action]:
-    """Compile one agent action (any accepted form) into a list of validated actions."""
+    """Compile one agent action (any accepted form) into a list of validated actions.
+
+    Raises only :class:`ActionError` for a bad action (and ValueError for a bad ``screen_size``,
+    which is the caller's bug).
+    """
     screen = check_screen_size(screen_size)
+    return _guarded(_parse_any, action, screen)
+
+
+def _parse_any(action: Any, screen: Screen) -> list[Action]:
     if isinstance(action, str):
-        return parse_pyautogui(action, screen)
-    if isinstance(action, Mapping):
-        if "action_type" in action:
+        actions = _parse_source(action, screen)
+    elif isinstance(action, Mapping):
+        fields = _plain_dict(action)
+        if "action_type" in fields:
             from .spaces import from_space_sample  # spaces imports this module
 
-            return from_space_sample(action, screen)
-        return parse_action_dict(action, screen)
-    if isinstance(action, ACTION_CLASSES):
-        return [validate_action(action, screen)]
-    if isinstance(action, (list, tuple)):
-        out: list[Action] = []
+            actions = from_space_sample(fields, screen)
+        else:
+            actions = _parse_dict(fields, screen)
+    elif isinstance(action, ACTION_CLASSES):
+        actions = [validate_action(action, screen)]
+    elif isinstance(action, (list, tuple)):
+        _check_count(len(action))
+        actions = []
         for i, item in enumerate(action):
             if not isinstance(item, ACTION_CLASSES):
                 raise ActionError(
                     f"unsupported action type in item {i} of the list: {type(item).__name__} "
                     "(a list may only hold Action instances)"
                 )
-            out.append(validate_action(item, screen))
-        return out
-    raise ActionError(f"unsupported action type: {type(action).__name__}")
+            actions.append(validate_action(item, screen))
+    else:
+        raise ActionError(f"unsupported action type: {type(action).__name__}")
+    check_step_limits(actions)
+    return actions
+
+
+def _guarded(parse: Callable[[_T, Screen], list[Action]], action: _T,
+             screen: Screen) -> list[Action]:
+    """Run one parser so that any failure on hostile input surfaces as ActionError.
+
+    The specific causes (huge integers, infinities, odd types) are checked where they occur;
+    this catches what slips through (a dict subclass raising in ``__getitem__``, a RecursionError
+    on absurd nesting, a MemoryError), because an exception escaping ``step()`` ends a rollout.
+    """
+    try:
+        return parse(action, screen)
+    except ActionError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the agent's input must not crash the env
+        raise ActionError(
+            f"cannot parse action {describe_value(action)}: {_exception_text(exc)}"
+        ) from None
+
+
+def _exception_text(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - a hostile __str__
+        text = ""
+    return _short(f"{type(exc).__name__}: {text}" if text else type(exc).__name__, 200)
+
+
+def _plain_dict(action: Mapping[Any, Any]) -> dict[Any, Any]:
+    """Copy a mapping's fields once, so a mapping's own hooks run only here and a huge (or
+    endless) one is refused after a few fields."""
+    fields: dict[Any, Any] = {}
+    for key in itertools.islice(iter(action), _MAX_FIELDS + 1):
+        if len(fields) == _MAX_FIELDS:
+            raise ActionError(f"action dict has more than {_MAX_FIELDS} fields")
+        fields[str.__str__(key) if isinstance(key, str) else key] = action[key]
+    return fields
+
+
+def _check_count(count: int) -> None:
+    if count > MAX_ACTIONS_PER_STEP:
+        raise ActionError(
+            f"too many actions in one step: {count}, the limit is {MAX_ACTIONS_PER_STEP} per "
+            "step (a click or key press repeated n times counts n)"
+        )
+
+
+def check_step_limits(actions: Sequence[Action]) -> None:
+    """Refuse a step whose (validated) actions together break a per-step cap (``MAX_*``)."""
+    _check_count(len(actions))
+    events = typed = commands = 0
+    waits: list[float] = []
+    for a in actions:
+        events += a.clicks if isinstance(a, Click) else a.presses if isinstance(a, Press) else 1
+        if isinstance(a, Wait):
+            waits.append(a.seconds)
+        elif isinstance(a, TypeText):
+            typed += len(a.text)
+        elif isinstance(a, (Run, Launch)):
+            commands += 1
+    _check_count(events)
+    waited = math.fsum(waits)  # exact: a hundred waits of 0.1 s are 10 s, not 10.000000000000002
+    if waited > MAX_STEP_WAIT_SECONDS:
+        raise ActionError(
+            f"this step waits {waited:g} s in total, the limit is {MAX_STEP_WAIT_SECONDS:g} s "
+            "per step"
+        )
+    if typed > MAX_TEXT_LENGTH:
+        raise ActionError(
+            f"this step types {typed} characters, the limit is {MAX_TEXT_LENGTH} per step"
+        )
+    if commands > MAX_COMMANDS_PER_STEP:
+        raise ActionError(
+            f"too many CLI commands in one step: {commands}, the limit is "
+            f"{MAX_COMMANDS_PER_STEP} (run/launch) per step"
+        )
 
 
 def check_screen_size(screen_size: Any) -> Screen:
     """``(width, height)`` as positive ints; a bad size is a programming error, not ActionError."""
     try:
         width, height = (int(v) for v in screen_size)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"screen_size must be (width, height), got {screen_size!r}") from None
     if width <= 0 or height <= 0:
         raise ValueError(f"screen_size must be positive, got {screen_size!r}")
@@ -133,49 +252,82 @@ def _is_number(value: Any) -> bool:
 
 
 def _number(value: Any, name: str) -> float:
+    """A finite float; a 400-digit integer or an infinity is the agent's error, named as such."""
     if not _is_number(value):
-        raise ActionError(f"{name} must be a number, got {_describe(value)}")
-    number = float(value)
+        raise ActionError(f"{name} must be a number, got {describe_value(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ActionError(f"{name} is out of range, got {describe_value(value)}") from None
     if not math.isfinite(number):
-        raise ActionError(f"{name} must be finite, got {value!r}")
+        raise ActionError(f"{name} must be finite, got {short_repr(value)}")
     return number
 
 
 def _integer(value: Any, name: str, low: int, high: int) -> int:
     number = _number(value, name)
-    if number != int(number):
-        raise ActionError(f"{name} must be an integer, got {value!r}")
+    if not number.is_integer():
+        raise ActionError(f"{name} must be an integer, got {short_repr(value)}")
     if not low <= number <= high:
-        raise ActionError(f"{name} must be between {low} and {high}, got {int(number)}")
+        raise ActionError(f"{name} must be between {low} and {high}, got {short_repr(value)}")
     return int(number)
 
 
 def _seconds(value: Any, name: str, high: float = MAX_WAIT_SECONDS) -> float:
     number = _number(value, name)
     if number < 0:
-        raise ActionError(f"{name} must not be negative, got {value!r}")
+        raise ActionError(f"{name} must not be negative, got {short_repr(value)}")
     if number > high:
-        raise ActionError(f"{name} must be at most {high:g} seconds, got {value!r}")
+        raise ActionError(f"{name} must be at most {high:g} seconds, got {short_repr(value)}")
     return number
 
 
-def _text(value: Any, name: str, *, allow_empty: bool = True) -> str:
+def _text(value: Any, name: str, limit: int = MAX_TEXT_LENGTH, *,
+          allow_empty: bool = True) -> str:
+    """A plain ``str`` (never a subclass, which could misbehave in a controller) that a
+    keyboard, a shell or a clipboard can take: bounded, no NUL, no lone surrogate."""
     if not isinstance(value, str):
-        raise ActionError(f"{name} must be a string, got {_describe(value)}")
-    if len(value) > MAX_TEXT_LENGTH:
-        raise ActionError(
-            f"{name} is {len(value)} characters long, the limit is {MAX_TEXT_LENGTH}"
-        )
+        raise ActionError(f"{name} must be a string, got {describe_value(value)}")
+    value = str.__str__(value)
+    if len(value) > limit:
+        raise ActionError(f"{name} is {len(value)} characters long, the limit is {limit}")
     if not value and not allow_empty:
         raise ActionError(f"{name} must not be empty")
+    if "\x00" in value:
+        raise ActionError(f"{name} must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ActionError(
+            f"{name} contains a lone surrogate at position {exc.start}, which cannot be typed"
+        ) from None
     return value
 
 
-def _describe(value: Any) -> str:
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{type(value).__name__} {text}"
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxlong, _REPR.maxother = 2, 50, 40, 50
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
+
+
+def short_repr(value: Any) -> str:
+    """A repr for error messages that cannot fail or blow up: hostile values (huge integers,
+    deep nesting, a raising ``__repr__``) come from the agent and go back to it."""
+    try:
+        if isinstance(value, int) and value.bit_length() > 128:  # repr fails past 4300 digits
+            return f"<an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits>"
+        return _short(_REPR.repr(value), 60)
+    except Exception:  # noqa: BLE001 - the message must still be produced
+        return f"<{_type_name(value)}>"
+
+
+def describe_value(value: Any) -> str:
+    """``type repr`` of a value, short and safe (see :func:`short_repr`)."""
+    return f"{_type_name(value)} {short_repr(value)}"
+
+
+def _type_name(value: Any) -> str:
+    name = getattr(type(value), "__name__", None)
+    return name if isinstance(name, str) else "object"
 
 
 def check_point(x: Any, y: Any, screen: Screen, what: str = "point") -> tuple[int, int]:
@@ -184,7 +336,9 @@ def check_point(x: Any, y: Any, screen: Screen, what: str = "point") -> tuple[in
     py = round(_number(y, "y"))
     width, height = screen
     if not (0 <= px < width and 0 <= py < height):
-        raise ActionError(f"{what} ({px}, {py}) is off the {width}x{height} screen")
+        raise ActionError(
+            f"{what} ({short_repr(px)}, {short_repr(py)}) is off the {width}x{height} screen"
+        )
     return px, py
 
 
@@ -201,20 +355,33 @@ def _optional_point(
 
 def check_button(button: Any) -> MouseButton:
     """Canonical mouse button name (pyautogui's 'primary'/'secondary' accepted)."""
-    if isinstance(button, str):
-        name = button.lower()
+    if isinstance(button, str) and len(button) <= _MAX_KEY_NAME:
+        name = str.__str__(button).lower()
         name = _BUTTON_ALIASES.get(name, name)
         if name in BUTTONS:
             return name  # type: ignore[return-value]
-    raise ActionError(f"unknown button {button!r} (expected one of {', '.join(BUTTONS)})")
+    raise ActionError(
+        f"unknown button {short_repr(button)} (expected one of {', '.join(BUTTONS)})"
+    )
 
 
-def _keys(keys: Any, name: str) -> tuple[str, ...]:
+def _key(key: Any) -> str:
+    """:func:`normalize_key`, after the checks that keep its messages short and safe."""
+    if not isinstance(key, str):
+        raise ActionError(f"key must be a string, got {describe_value(key)}")
+    if len(key) > _MAX_KEY_NAME:
+        raise ActionError(f"unknown key {short_repr(key)}")
+    return normalize_key(str.__str__(key))
+
+
+def _keys(keys: Any, name: str, limit: int = MAX_HOTKEY_KEYS) -> tuple[str, ...]:
     if isinstance(keys, str) or not isinstance(keys, (list, tuple)):
-        raise ActionError(f"{name} must be a list of key names, got {_describe(keys)}")
+        raise ActionError(f"{name} must be a list of key names, got {describe_value(keys)}")
     if not keys:
         raise ActionError(f"{name} must hold at least one key")
-    return tuple(normalize_key(k) for k in keys)
+    if len(keys) > limit:
+        raise ActionError(f"{name} holds {len(keys)} keys, the limit is {limit}")
+    return tuple(_key(k) for k in keys)
 
 
 def validate_action(action: Action, screen_size: tuple[int, int]) -> Action:
@@ -237,13 +404,15 @@ def validate_action(action: Action, screen_size: tuple[int, int]) -> Action:
             if isinstance(a.start, str) or not isinstance(a.start, (list, tuple)) or len(
                 a.start
             ) != 2:
-                raise ActionError(f"drag start must be an (x, y) pair, got {_describe(a.start)}")
+                raise ActionError(
+                    f"drag start must be an (x, y) pair, got {describe_value(a.start)}"
+                )
             start = check_point(a.start[0], a.start[1], screen, "start point")
         x, y = check_point(a.x, a.y, screen)
         return Drag(x, y, check_button(a.button), start)
     if isinstance(a, (MouseDown, MouseUp)):
         x, y = _optional_point(a.x, a.y, screen)
-        return type(a)(check_button(a.button), x, y)
+        return (MouseDown if isinstance(a, MouseDown) else MouseUp)(check_button(a.button), x, y)
     if isinstance(a, Scroll):
         dy = _integer(a.dy, "dy", -MAX_REPEAT, MAX_REPEAT)
         dx = _integer(a.dx, "dx", -MAX_REPEAT, MAX_REPEAT)
@@ -252,29 +421,31 @@ def validate_action(action: Action, screen_size: tuple[int, int]) -> Action:
     if isinstance(a, TypeText):
         return TypeText(_text(a.text, "text"))
     if isinstance(a, Press):
-        return Press(normalize_key(a.key), _integer(a.presses, "presses", 1, MAX_REPEAT))
+        return Press(_key(a.key), _integer(a.presses, "presses", 1, MAX_REPEAT))
     if isinstance(a, Hotkey):
         return Hotkey(_keys(a.keys, "hotkey keys"))
     if isinstance(a, (KeyDown, KeyUp)):
-        return type(a)(normalize_key(a.key))
+        return (KeyDown if isinstance(a, KeyDown) else KeyUp)(_key(a.key))
     if isinstance(a, Wait):
         return Wait(_seconds(a.seconds, "seconds"))
     if isinstance(a, Run):
-        command = _text(a.command, "command", allow_empty=False)
+        command = _text(a.command, "command", MAX_COMMAND_LENGTH, allow_empty=False)
         timeout = None
         if a.timeout is not None:
             timeout = _number(a.timeout, "timeout")
             if timeout <= 0:
-                raise ActionError(f"timeout must be positive, got {a.timeout!r}")
+                raise ActionError(f"timeout must be positive, got {short_repr(a.timeout)}")
         return Run(command, timeout)
-    if isinstance(a, (Done, Fail, GetClipboard, ListWindows)):
-        return a
+    for plain in (Done, Fail, GetClipboard, ListWindows):
+        if isinstance(a, plain):
+            return plain()
     if isinstance(a, SetClipboard):
-        return SetClipboard(_text(a.text, "text"))
+        return SetClipboard(_text(a.text, "text", MAX_CLIPBOARD_LENGTH))
     if isinstance(a, Launch):
-        return Launch(_text(a.command, "command", allow_empty=False))
+        return Launch(_text(a.command, "command", MAX_COMMAND_LENGTH, allow_empty=False))
     if isinstance(a, (ActivateWindow, CloseWindow)):
-        return type(a)(_text(a.title, "title", allow_empty=False))
+        cls = ActivateWindow if isinstance(a, ActivateWindow) else CloseWindow
+        return cls(_text(a.title, "title", allow_empty=False))
     raise ActionError(f"unsupported action type: {type(action).__name__}")
 
 
@@ -322,6 +493,11 @@ _COMPUTER_DICT: dict[str, Callable[[Mapping[str, Any]], Action]] = {
 def parse_action_dict(action: Mapping[str, Any], screen_size: tuple[int, int]) -> list[Action]:
     """Parse one dict of the human form (``{"type": "click", "x": 1, "y": 2}``)."""
     screen = check_screen_size(screen_size)
+    return _guarded(_parse_dict, action, screen)
+
+
+def _parse_dict(action: Mapping[Any, Any], screen: Screen) -> list[Action]:
+    action = _plain_dict(action)
     if "type" not in action:
         raise ActionError(
             "action dict needs a 'type' field (or an integer 'action_type' from the action space)"
@@ -329,14 +505,16 @@ def parse_action_dict(action: Mapping[str, Any], screen_size: tuple[int, int]) -
     kind = action["type"]
     if not isinstance(kind, str) or kind not in DICT_FIELDS:
         raise ActionError(
-            f"unknown action type {kind!r} (expected one of {', '.join(DICT_FIELDS)})"
+            f"unknown action type {short_repr(kind)} (expected one of {', '.join(DICT_FIELDS)})"
         )
+    kind = str.__str__(kind)
     required, optional = DICT_FIELDS[kind]
     for name in action:
         if name != "type" and name not in required and name not in optional:
             allowed = ", ".join(required + optional) or "none"
             raise ActionError(
-                f"unknown field {name!r} for a {kind} action (allowed fields: {allowed})"
+                f"unknown field {short_repr(name)} for a {kind} action (allowed fields: "
+                f"{allowed})"
             )
     for name in required:
         if name not in action:
@@ -428,7 +606,7 @@ def _call_point(
     x, y = args.get("x"), args.get("y")
     if isinstance(x, (list, tuple)) and y is None:  # click((x, y)) as pyautogui allows
         if len(x) != 2:
-            raise ActionError(f"point must be an (x, y) pair, got {x!r}")
+            raise ActionError(f"point must be an (x, y) pair, got {short_repr(x)}")
         x, y = x
     if required and (x is None or y is None):
         raise ActionError("x and y are required")
@@ -471,10 +649,9 @@ def _write(args: dict[str, Any], screen: Screen) -> list[Action]:
     _durations(args)
     message = args["message"]
     if isinstance(message, (list, tuple)):  # typewrite(['a', 'enter']) presses key names
-        if len(message) > MAX_TEXT_LENGTH:
-            raise ActionError(f"key list is {len(message)} keys long, the limit is "
-                              f"{MAX_TEXT_LENGTH}")
-        return [Press(normalize_key(k)) for k in message]
+        if not message:
+            return []
+        return [Press(k) for k in _keys(message, "write() key list", MAX_ACTIONS_PER_STEP)]
     return [TypeText(_text(message, "message"))]
 
 
@@ -483,10 +660,11 @@ def _press(args: dict[str, Any], screen: Screen) -> list[Action]:
     presses = _integer(args.get("presses", 1), "presses", 1, MAX_REPEAT)
     keys = args["keys"]
     if isinstance(keys, str):
-        return [Press(normalize_key(keys), presses)]
-    names = _keys(keys, "keys")
+        return [Press(_key(keys), presses)]
+    names = _keys(keys, "press()", MAX_ACTIONS_PER_STEP)
     if len(names) == 1:
         return [Press(names[0], presses)]
+    _check_count(len(names) * presses)  # before building them
     return [Press(k) for _ in range(presses) for k in names]
 
 
@@ -501,11 +679,11 @@ def _hotkey(args: dict[str, Any], screen: Screen) -> list[Action]:
 
 
 def _key_down(args: dict[str, Any], screen: Screen) -> list[Action]:
-    return [KeyDown(normalize_key(args["key"]))]
+    return [KeyDown(_key(args["key"]))]
 
 
 def _key_up(args: dict[str, Any], screen: Screen) -> list[Action]:
-    return [KeyUp(normalize_key(args["key"]))]
+    return [KeyUp(_key(args["key"]))]
 
 
 def _sleep(args: dict[str, Any], screen: Screen) -> list[Action]:
@@ -584,6 +762,13 @@ _RELATIVE = {"move", "moveRel", "drag", "dragRel"}
 def parse_pyautogui(source: str, screen_size: tuple[int, int]) -> list[Action]:
     """Parse pyautogui-style code (or a WAIT/DONE/FAIL token) without executing it."""
     screen = check_screen_size(screen_size)
+    return _guarded(_parse_source, source, screen)
+
+
+def _parse_source(source: str, screen: Screen) -> list[Action]:
+    if not isinstance(source, str):
+        raise ActionError(f"action code must be a string, got {_type_name(source)}")
+    source = str.__str__(source)
     if len(source) > MAX_SOURCE_LENGTH:
         raise ActionError(
             f"action string is {len(source)} characters long, the limit is {MAX_SOURCE_LENGTH}"
@@ -605,15 +790,16 @@ def parse_pyautogui(source: str, screen_size: tuple[int, int]) -> list[Action]:
     except SyntaxError as exc:
         line = (exc.text or "").strip()
         where = f" on line {exc.lineno}" if exc.lineno else ""
-        shown = f": {line!r}" if line else ""
+        shown = f": {short_repr(line)}" if line else ""
         raise ActionError(f"syntax error{where}: {exc.msg}{shown}") from None
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
-        raise ActionError(f"cannot parse action string: {exc}") from None
+        raise ActionError(f"cannot parse action string: {_exception_text(exc)}") from None
 
     aliases = _module_aliases(tree)
     calls = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass))]
     if not calls:
         raise ActionError("empty action: no pyautogui call, run() or WAIT/DONE/FAIL token")
+    _check_count(len(calls))  # every call is at least one action: refuse before compiling
     many = len(calls) > 1
     actions: list[Action] = []
     for stmt in calls:
@@ -623,6 +809,7 @@ def parse_pyautogui(source: str, screen_size: tuple[int, int]) -> list[Action]:
             if many:
                 raise ActionError(f"line {stmt.lineno}: {exc}") from None
             raise
+    check_step_limits(actions)
     return actions
 
 
@@ -640,20 +827,19 @@ def _module_aliases(tree: ast.Module) -> dict[str, str]:
 def _statement(
     stmt: ast.stmt, aliases: dict[str, str], screen: Screen
 ) -> list[Action]:
-    source = ast.unparse(stmt)
     if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Name) and (
             stmt.value.id.upper() in SPECIAL_TOKENS
         ):
             raise ActionError(f"{stmt.value.id} must be the whole action, not one statement of it")
-        raise ActionError(f"only function calls are allowed, got {_short(source)!r}")
+        raise ActionError(f"only function calls are allowed, got {_unparse(stmt)!r}")
     call = stmt.value
     name, (signature, handler) = _resolve(call.func, aliases)
     args = _bind(call, name, signature)
     try:
         return handler(args, screen)
     except ActionError as exc:
-        raise ActionError(f"{_short(source)}: {exc}") from None
+        raise ActionError(f"{_unparse(stmt)}: {exc}") from None
 
 
 def _resolve(func: ast.expr, aliases: dict[str, str]) -> tuple[str, tuple[_Signature, _Handler]]:
@@ -672,15 +858,15 @@ def _resolve(func: ast.expr, aliases: dict[str, str]) -> tuple[str, tuple[_Signa
                 "absolute coordinates"
             )
     else:
-        name = _short(ast.unparse(func))
+        name = _unparse(func)
     if name in _RELATIVE:
         raise ActionError(
             f"relative mouse moves are not supported: {name}(); use moveTo/dragTo with absolute "
             "coordinates"
         )
     raise ActionError(
-        f"unknown function {name!r}: only pyautogui mouse/keyboard calls, time.sleep, run() "
-        "and the computer API (computer.set_clipboard/get_clipboard/launch/list_windows/"
+        f"unknown function {short_repr(name)}: only pyautogui mouse/keyboard calls, time.sleep, "
+        "run() and the computer API (computer.set_clipboard/get_clipboard/launch/list_windows/"
         "activate_window/close_window) are allowed"
     )
 
@@ -705,9 +891,11 @@ def _bind(call: ast.Call, name: str, signature: _Signature) -> dict[str, Any]:
         if kw.arg is None:
             raise ActionError(f"argument unpacking (**) is not supported in {name}()")
         if kw.arg not in signature.params and kw.arg not in signature.unsupported:
-            raise ActionError(f"unsupported argument {kw.arg!r} to {name}()")
+            raise ActionError(f"unsupported argument {short_repr(kw.arg)} to {name}()")
         if kw.arg in nodes:
-            raise ActionError(f"{name}() got multiple values for argument {kw.arg!r}")
+            raise ActionError(
+                f"{name}() got multiple values for argument {short_repr(kw.arg)}"
+            )
         nodes[kw.arg] = kw.value
     args: dict[str, Any] = {}
     for param, node in nodes.items():
@@ -727,8 +915,9 @@ def _bind(call: ast.Call, name: str, signature: _Signature) -> dict[str, Any]:
 _CONSTANT_TYPES = (int, float, str, bool, type(None))
 
 
-def _literal(node: ast.expr, param: str, func: str) -> Any:
-    """Value of a literal argument: numbers, strings, True/False/None, lists/tuples of them."""
+def _literal(node: ast.expr, param: str, func: str, depth: int = 0) -> Any:
+    """Value of a literal argument: numbers, strings, True/False/None, lists/tuples of them
+    (nested a few levels at most: key lists and points need no more)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, _CONSTANT_TYPES):
         return node.value
     if (
@@ -740,12 +929,22 @@ def _literal(node: ast.expr, param: str, func: str) -> Any:
         value = node.operand.value
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, (ast.List, ast.Tuple)):
-        values = [_literal(elt, param, func) for elt in node.elts]
+        if depth >= _MAX_NESTING:
+            raise ActionError(f"argument {param!r} of {func}() is nested too deeply")
+        values = [_literal(elt, param, func, depth + 1) for elt in node.elts]
         return values if isinstance(node, ast.List) else tuple(values)
     raise ActionError(
         f"argument {param!r} of {func}() must be a literal (number, string, list), "
-        f"got {_short(ast.unparse(node))!r}"
+        f"got {_unparse(node)!r}"
     )
+
+
+def _unparse(node: ast.AST) -> str:
+    """Shortened source of a node for messages; never fails, even on absurd nesting."""
+    try:
+        return _short(ast.unparse(node))
+    except (RecursionError, ValueError, MemoryError):
+        return f"<{type(node).__name__.lower()}>"
 
 
 def _short(text: str, limit: int = 80) -> str:

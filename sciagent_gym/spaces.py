@@ -48,7 +48,6 @@ the equivalent pyautogui code.
 
 from __future__ import annotations
 
-import math
 import string
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -64,6 +63,7 @@ from .action_parser import (
     MAX_TEXT_LENGTH,
     check_point,
     check_screen_size,
+    short_repr,
     validate_action,
 )
 from .actions import (
@@ -274,7 +274,7 @@ def _scalar(value: Any, name: str) -> Any:
     if isinstance(value, np.ndarray):
         if value.size != 1:
             raise ActionError(f"{name} must be a single number, got an array of shape "
-                              f"{value.shape}")
+                              f"{short_repr(value.shape)}")
         return value.reshape(()).item()
     if isinstance(value, np.generic):
         return value.item()
@@ -282,16 +282,15 @@ def _scalar(value: Any, name: str) -> Any:
 
 
 def _index(value: Any, name: str, n: int) -> int:
+    """An index in ``0..n-1``; checked without float() so a 400-digit integer is merely out of
+    range rather than an OverflowError."""
     value = _scalar(value, name)
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value != int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+        isinstance(value, float) and not value.is_integer()  # also inf and nan
     ):
-        raise ActionError(f"{name} must be an integer index, got {value!r}")
+        raise ActionError(f"{name} must be an integer index, got {short_repr(value)}")
     if not 0 <= value < n:
-        raise ActionError(f"{name} {int(value)} is out of range (0..{n - 1})")
+        raise ActionError(f"{name} {short_repr(value)} is out of range (0..{n - 1})")
     return int(value)
 
 
@@ -304,7 +303,7 @@ def _vector(value: Any, name: str, size: int) -> list[Any]:
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
         or arr.dtype == np.bool_
     ):
-        raise ActionError(f"{name} must be {size} numbers, got {value!r}")
+        raise ActionError(f"{name} must be {size} numbers, got {short_repr(value)}")
     return arr.tolist()
 
 
@@ -315,15 +314,14 @@ def from_space_sample(sample: Mapping[str, Any], screen_size: tuple[int, int]) -
         raise ActionError(f"action space sample must be a dict, got {type(sample).__name__}")
     for name in sample:
         if name not in FIELDS:
-            raise ActionError(
-                f"unknown field {name!r} in action space sample (fields: {', '.join(FIELDS)})"
-            )
+            raise ActionError(f"unknown field {short_repr(name)} in action space sample "
+                              f"(fields: {', '.join(FIELDS)})")
     if "action_type" not in sample:
         raise ActionError("action space sample is missing field 'action_type'")
     raw_type = sample["action_type"]
     if isinstance(raw_type, str):
         if raw_type not in ACTION_TYPES:
-            raise ActionError(f"unknown action_type {raw_type!r}")
+            raise ActionError(f"unknown action_type {short_repr(raw_type)}")
         kind = raw_type
     else:
         kind = ACTION_TYPES[_index(raw_type, "action_type", len(ACTION_TYPES))]
@@ -356,11 +354,9 @@ def from_space_sample(sample: Mapping[str, Any], screen_size: tuple[int, int]) -
     elif kind == "scroll":
         dx, dy = _vector(sample["scroll"], "scroll", 2)
         for name, value in (("scroll dx", dx), ("scroll dy", dy)):
-            if isinstance(value, (int, float)) and math.isfinite(value) and (
-                abs(value) > SCROLL_LIMIT
-            ):
+            if isinstance(value, (int, float)) and abs(value) > SCROLL_LIMIT:  # nan: validated
                 raise ActionError(
-                    f"{name} must be in -{SCROLL_LIMIT}..{SCROLL_LIMIT}, got {value!r}"
+                    f"{name} must be in -{SCROLL_LIMIT}..{SCROLL_LIMIT}, got {short_repr(value)}"
                 )
         raw = Scroll(dy, dx, *point("coordinate"))
     elif kind == "type":
@@ -372,7 +368,7 @@ def from_space_sample(sample: Mapping[str, Any], screen_size: tuple[int, int]) -
     elif kind == "hotkey":
         flags = _vector(sample["modifiers"], "modifiers", len(MODIFIERS))
         if any(f not in (0, 1) for f in flags):
-            raise ActionError(f"modifiers must be 0/1 flags, got {flags!r}")
+            raise ActionError(f"modifiers must be 0/1 flags, got {short_repr(flags)}")
         held = [m for m, f in zip(MODIFIERS, flags, strict=True) if f]
         last = key()
         raw = Hotkey(tuple(held) + ((last,) if last not in held else ()))
@@ -381,7 +377,7 @@ def from_space_sample(sample: Mapping[str, Any], screen_size: tuple[int, int]) -
     elif kind == "wait":
         seconds = _scalar(sample["seconds"], "seconds")
         if isinstance(seconds, (int, float)) and seconds > WAIT_LIMIT:
-            raise ActionError(f"seconds must be at most {WAIT_LIMIT:g}, got {seconds!r}")
+            raise ActionError(f"seconds must be at most {WAIT_LIMIT:g}, got {short_repr(seconds)}")
         raw = Wait(seconds)
     elif kind in _TEXT_ACTIONS:
         raw = _TEXT_ACTIONS[kind](sample["text"])

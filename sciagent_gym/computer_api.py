@@ -48,6 +48,6 @@ def perform(provider: Provider, act: A.Action, launch_name: str) -> str | None:
         provider.close_window(find_window(provider.windows(), act.title).id)
         return None
     if isinstance(act, A.Launch):
-        provider.spawn_in_sandbox(launch_name, ["sh", "-c", act.command])
+        provider.launch_command(launch_name, ["sh", "-c", act.command])
         return f"launched: {act.command}"
     raise ActionError(f"not a computer-API action: {type(act).__name__}")

@@ -9,7 +9,9 @@ budget, or the program exiting); then the task's evaluator scores the final stat
 from __future__ import annotations
 
 import copy
+import shutil
 import time
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -25,6 +27,8 @@ from sciagent_gym.action_parser import parse_action
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.evaluation import EvaluationResult, FinalState, commands_needed, evaluate
 from sciagent_gym.evaluation.cost import is_cheap
+from sciagent_gym.processes import owned_tempdir
+from sciagent_gym.providers.safe_fs import freeze_copy
 from sciagent_gym.spaces import UnicodeText, action_to_dict, make_action_space
 from sciagent_gym.tasks.spec import TaskSpec, load_specs
 from sciagent_gym.tasks.task import SPLITS, Task, split_of
@@ -152,8 +156,11 @@ class SciGUIEnv(gym.Env):
         self.provider = None
         self.task: Task | None = None
         self.final_state: FinalState | None = None
+        #: What the last freeze copied and left out (``safe_fs.FreezeReport.to_dict``).
+        self.freeze_report: dict | None = None
         self.evaluation: EvaluationResult | None = None
         self._criteria: list = []
+        self._frozen: list[Path] = []  # private copies of work dirs the evaluator read
         self._frame = np.zeros((self.height, self.width, 3), np.uint8)
         self._terminal = ""
         self._steps = 0
@@ -215,6 +222,7 @@ class SciGUIEnv(gym.Env):
         provider = self._ensure_provider()
         if self.task is not None:
             self.task.cleanup()
+        self._drop_frozen()
         self._episode_over = True
         task = Task(self.specs[task_id], variant, self.adapter.generators, provider.paths,
                     hints=self.hints)
@@ -388,11 +396,30 @@ class SciGUIEnv(gym.Env):
         cheap = [c for c in self._criteria if is_cheap(c)]
         if not cheap or total <= 0:
             return 0.0
-        state = FinalState(work_dir=self.provider.sync_work_dir(), screenshot=self._frame,
+        # A copy, never the live directory (agent processes may still swap links in it);
+        # the agent zone keeps running: freeze_copy itself follows no link.
+        work = self._new_frozen_dir()
+        freeze_copy(self.provider.sync_work_dir(), work)
+        state = FinalState(work_dir=work, screenshot=self._frame,
                            terminal=self._terminal, agent_status="running",
                            windows=self._windows())
-        result = evaluate(cheap, state)
+        try:
+            result = evaluate(cheap, state)
+        finally:
+            shutil.rmtree(work.parent, ignore_errors=True)
+            self._frozen.remove(work.parent)
         return sum(c.weight for c in result.criteria if c.passed) / total
+
+    def _new_frozen_dir(self) -> Path:
+        """A fresh path for a frozen work directory in a private (0700) host directory."""
+        parent = owned_tempdir("final")
+        self._frozen.append(parent)
+        return parent / "work"
+
+    def _drop_frozen(self) -> None:
+        for parent in self._frozen:
+            shutil.rmtree(parent, ignore_errors=True)
+        self._frozen.clear()
 
     def _windows(self) -> list[dict] | None:
         try:
@@ -402,7 +429,13 @@ class SciGUIEnv(gym.Env):
 
     def collect_final_state(self, status: str) -> FinalState:
         """What the evaluator reads: work files, the app's internal state, the screen, the
-        window list and the output of commands the criteria ask to run in the sandbox."""
+        window list and the output of commands the criteria ask to run in the sandbox.
+
+        Every agent process is stopped first, then the work directory is copied into a
+        private host directory (regular files only, size caps, no links): the evaluator
+        scores that frozen copy, so one episode always gets one score."""
+        work = self._new_frozen_dir()
+        freeze = self.provider.freeze_work_dir(work)
         app_state, error = None, None
         if self.provider.app_running():
             try:
@@ -420,7 +453,9 @@ class SciGUIEnv(gym.Env):
             except Exception as exc:
                 commands[command] = {"returncode": None, "output": f"not run: {exc}",
                                      "timed_out": False}
-        return FinalState(work_dir=self.provider.sync_work_dir(), app_state=app_state,
+        self.provider.stop_agent_processes()  # the commands' own processes
+        self.freeze_report = freeze.to_dict()
+        return FinalState(work_dir=work, app_state=app_state,
                           app_state_error=error, screenshot=self._frame.copy(),
                           terminal=self._terminal, agent_status=status,
                           windows=self._windows(), commands=commands)
@@ -438,6 +473,7 @@ class SciGUIEnv(gym.Env):
         return None
 
     def close(self) -> None:
+        self._drop_frozen()
         if self.task is not None:
             self.task.cleanup()
         if self.provider is not None:

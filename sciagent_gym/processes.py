@@ -13,10 +13,12 @@ import ctypes
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 _live: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()
@@ -33,12 +35,15 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 def spawn(argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
           stdin: int | None = subprocess.DEVNULL, stdout: int | None = subprocess.DEVNULL,
-          stderr: int | None = subprocess.DEVNULL, pass_fds: Sequence[int] = ()
-          ) -> subprocess.Popen:
-    """Start ``argv`` in a new session, tied to this process's lifetime."""
+          stderr: int | None = subprocess.DEVNULL, pass_fds: Sequence[int] = (),
+          preexec_fn: Callable[[], None] | None = None) -> subprocess.Popen:
+    """Start ``argv`` in a new session, tied to this process's lifetime. A ``preexec_fn``
+    replaces the default one and must set the parent-death signal itself (last, since a
+    credential change clears it)."""
     proc = subprocess.Popen(
         list(argv), env=env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr,
-        start_new_session=True, preexec_fn=_die_with_parent, pass_fds=tuple(pass_fds),
+        start_new_session=True, preexec_fn=preexec_fn or _die_with_parent,
+        pass_fds=tuple(pass_fds),
         close_fds=True,
     )
     with _lock:
@@ -91,6 +96,19 @@ def _terminate_all() -> None:
         procs = list(_live)
     for proc in procs:
         terminate(proc, timeout=1.0)
+
+
+#: Kinds of temporary directories named after their owner's pid (``sciagent-<kind>-<pid>-``),
+#: which :func:`owned_tempdir` makes and ``providers.sandbox.sweep_stale`` removes once the
+#: owner is gone (a SIGKILLed interpreter cannot clean up after itself).
+TEMPDIR_KINDS = ("sbx", "display", "stage", "final", "gold")
+
+
+def owned_tempdir(kind: str) -> Path:
+    """A new private (0700) temporary directory whose name carries this process's pid."""
+    if kind not in TEMPDIR_KINDS:
+        raise ValueError(f"unknown temp dir kind {kind!r}")
+    return Path(tempfile.mkdtemp(prefix=f"sciagent-{kind}-{os.getpid()}-"))
 
 
 def wait_for(predicate, timeout: float, interval: float = 0.01, what: str = "condition"):

@@ -13,6 +13,7 @@ import importlib
 import itertools
 import json
 import os
+import secrets
 import shutil
 import time
 from collections.abc import Callable
@@ -143,9 +144,12 @@ class ToolAdapter:
         self.info = info
         self._requests = itertools.count(1)
 
-    def next_request_id(self) -> int:
-        """A fresh number for one state-channel request (its request and answer files)."""
-        return next(self._requests)
+    def next_request_id(self) -> str:
+        """A fresh name for one state-channel request (its request and answer files): a
+        number and 64 random bits, so no process can guess and plant an answer in advance
+        (the files live in the program zone's private /tmp, which the agent zone never sees;
+        this guards against what the program's own console could do)."""
+        return f"{next(self._requests)}-{secrets.token_hex(8)}"
 
     @property
     def generators(self) -> dict[str, Callable[..., dict[str, Any]]]:

@@ -118,22 +118,26 @@ def test_xpa_is_confined_to_each_sandbox(ds9_env):
         b.adapter.run_script(b.provider, "cmap cool")
         assert a.adapter.run_script(a.provider, "get cmap") == "heat"
         assert b.adapter.run_script(b.provider, "get cmap") == "cool"
-        # every XPA access point a sandbox can see is its own DS9's (one per sandbox)
+        # every XPA access point a program zone can see is its own DS9's (one per sandbox)
+        probe = (f"XPA_METHOD=local XPA_TMPDIR={a.adapter.xpa_dir(a.provider)} "
+                 "xpaaccess -n '*'; xpaaccess -n ds9; cat /proc/net/tcp /proc/net/tcp6; id; "
+                 "ls -la /tmp/xpa; cat /tmp/xpa/*.log")
         for env in (a, b):
-            res = env.provider.run_command(
-                f"XPA_METHOD=local XPA_TMPDIR={env.adapter.xpa_dir(env.provider)} "
-                "xpaaccess -n '*'; xpaaccess -n ds9; cat /proc/net/tcp /proc/net/tcp6")
+            res = env.provider.sandbox.exec(shell=probe)
             lines = res.output.split()
             # exactly one access point in reach (its own DS9), none under DS9's default name
             assert lines[:2] == ["1", "0"], res.output
             # no listening TCP socket in the sandbox's network namespace (no IRAF port)
             assert " 0A " not in res.output, res.output
+            # the agent's CLI (its own zone) reaches no access point at all
+            agent = env.provider.run_command(probe)
+            assert agent.output.split()[:2] == ["0", "0"], agent.output
         # the sandboxes do not share their /tmp (where XPA's sockets are)
-        mark = b.provider.run_command("touch /tmp/xpa/only-in-b && ls /tmp/xpa")
+        mark = b.provider.sandbox.exec(shell="touch /tmp/xpa/only-in-b && ls /tmp/xpa")
         assert "only-in-b" in mark.output
-        assert "only-in-b" not in a.provider.run_command("ls /tmp/xpa").output
+        assert "only-in-b" not in a.provider.sandbox.exec(shell="ls /tmp/xpa").output
         # and are in different network namespaces
-        ns = [env.provider.run_command("readlink /proc/self/ns/net").output.strip()
+        ns = [env.provider.sandbox.exec(shell="readlink /proc/self/ns/net").output.strip()
               for env in (a, b)]
         assert ns[0] != ns[1] and all(n.startswith("net:[") for n in ns)
     finally:

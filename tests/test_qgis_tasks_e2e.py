@@ -133,15 +133,18 @@ def test_two_envs_are_isolated():
         pb.adapter.run_script(pb.provider, "project.setTitle('env B')")
         assert pa.adapter.dump_state(pa.provider)["project"]["title"] == "env A"
         assert pb.adapter.dump_state(pb.provider)["project"]["title"] == "env B"
-        # the same channel path seen from inside A's sandbox is A's private /tmp: a request
-        # dropped there reaches A's QGIS only, never B's
+        # the agent's CLI (its own zone) does not see the channel at all
         channel = pa.adapter.channel_dir(pa.provider)
-        pa.provider.run_command(f"printf \"project.setTitle('hijacked')\" > {channel}/req/x.py.tmp"
-                                f" && mv {channel}/req/x.py.tmp {channel}/req/999999.py")
+        probe = pa.provider.run_command(f"ls -d {channel}/req; touch {channel}/req/x.py")
+        assert probe.returncode != 0, probe.output
+        # the same channel path seen from inside A's program zone is A's private /tmp: a
+        # request dropped there reaches A's QGIS only, never B's
+        zone = pa.provider.sandbox
+        zone.exec(shell=f"printf \"project.setTitle('hijacked')\" > {channel}/req/x.py.tmp"
+                  f" && mv {channel}/req/x.py.tmp {channel}/req/999999.py")
         # QGIS answers requests in number order, so wait for this one's answer before asking
-        assert pa.provider.run_command(
-            f"for i in $(seq 200); do [ -e {channel}/999999.json ] && exit 0; sleep 0.05;"
-            " done; exit 1").returncode == 0
+        assert zone.exec(shell=f"for i in $(seq 200); do [ -e {channel}/999999.json ] && exit 0;"
+                         " sleep 0.05; done; exit 1").returncode == 0
         assert pa.adapter.dump_state(pa.provider)["project"]["title"] == "hijacked"
         assert pb.adapter.dump_state(pb.provider)["project"]["title"] == "env B"
         assert pa.provider.display_name != pb.provider.display_name

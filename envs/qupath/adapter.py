@@ -248,7 +248,7 @@ return "ok"
         and image, QPEx's methods); returns the script's value as text."""
         n = self.next_request_id()
         chan = self.channel_dir(provider)
-        base = f"{chan}/{int(time.time() * 1000)}-{n:05d}"
+        base = f"{chan}/{int(time.time() * 1000)}-{n}"
         answer = self.run_client(provider, f"qupath-client-{n}",
                                  ["sh", "-c", _SEND, "send", code, f"{base}.req"],
                                  f"{base}.json", timeout, QuPathScriptError, poll=0.02)

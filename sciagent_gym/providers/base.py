@@ -10,6 +10,7 @@ import numpy as np
 
 from sciagent_gym import actions as A
 from sciagent_gym.controller.windows import WindowInfo
+from sciagent_gym.providers.safe_fs import FreezeReport, freeze_copy
 from sciagent_gym.providers.sandbox import CommandResult
 
 if TYPE_CHECKING:
@@ -92,6 +93,22 @@ class Provider(abc.ABC):
         """The task's working directory on the host, up to date (providers whose sandbox is
         elsewhere copy it back first); the evaluator reads files from here."""
         return self.host_work_dir
+
+    def launch_command(self, name: str, argv: list[str]) -> None:
+        """Start the agent's ``launch()`` program (a CLI action) without waiting for it, where
+        the agent's commands run (the agent zone where the provider has one)."""
+        self.spawn_in_sandbox(name, argv)
+
+    def stop_agent_processes(self) -> None:  # noqa: B027 (optional, no-op default)
+        """End every process the agent's CLI actions started (before the final state is
+        read and before inputs are restaged)."""
+
+    def freeze_work_dir(self, dest: Path) -> FreezeReport:
+        """Stop the agent's processes, then copy the work directory into the new private
+        directory ``dest`` (regular files only, size-capped, no links followed): the final
+        state the evaluator scores and saves, the same however often it is read."""
+        self.stop_agent_processes()
+        return freeze_copy(self.sync_work_dir(), dest)
 
     def nudge_window(self, window_id: int) -> None:  # noqa: B027 (optional, no-op default)
         """Make a window lay itself out again (see WindowLister.nudge); optional."""

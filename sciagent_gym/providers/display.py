@@ -11,9 +11,7 @@ import os
 import select
 import shutil
 import subprocess
-import tempfile
 import time
-from pathlib import Path
 
 from sciagent_gym import processes
 from sciagent_gym.errors import MissingProgramError
@@ -38,7 +36,7 @@ class VirtualDisplay:
             if (prog == "Xvfb" or window_manager) and shutil.which(prog) is None:
                 raise MissingProgramError(prog, package)
         self.width, self.height = width, height
-        self._tmp = Path(tempfile.mkdtemp(prefix="sciagent-display-"))
+        self._tmp = processes.owned_tempdir("display")
         self._xvfb: subprocess.Popen | None = None
         self._wm: subprocess.Popen | None = None
         try:

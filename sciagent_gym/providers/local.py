@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from sciagent_gym.errors import AppCrashedError, SciAgentError
 from sciagent_gym.providers.base import Provider
 from sciagent_gym.providers.display import VirtualDisplay
 from sciagent_gym.providers.pool import WarmPool
+from sciagent_gym.providers.safe_fs import FreezeReport, copy_into, empty_dir, freeze_copy
 from sciagent_gym.providers.sandbox import CommandResult, Sandbox
 
 if TYPE_CHECKING:
@@ -29,12 +31,24 @@ if TYPE_CHECKING:
 APP = "app"
 
 
+def _tree(root: Path) -> set[str]:
+    """Relative paths of everything under ``root`` (links not followed)."""
+    out = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        for name in dirnames + filenames:
+            out.add(name if rel == "." else f"{rel}/{name}")
+    return out
+
+
 class LocalSlot(Provider):
     """One Xvfb + openbox + sandboxed program, restored from the tool's snapshot on reset.
 
-    The display lives as long as the slot; each reset stops the sandbox (which ends the program
-    and anything it started), copies the snapshot home directory back, stages the task's inputs
-    and starts the program again, waiting for its window rather than sleeping.
+    The display lives as long as the slot; each reset stops both sandbox zones (which ends
+    the program, the agent's commands and anything they started), copies the snapshot home
+    directory back, stages the task's inputs and starts the program again, waiting for its
+    window rather than sleeping. The agent zone (CLI actions) starts on the episode's first
+    CLI action, so episodes without one do not pay for it.
     """
 
     def __init__(self, width: int = 1280, height: int = 800, isolation: str = "auto",
@@ -45,6 +59,8 @@ class LocalSlot(Provider):
         self._controller: X11Controller | None = None
         self._windows: WindowLister | None = None
         self._sandbox: Sandbox | None = None
+        self._agent: Sandbox | None = None
+        self._stage_dir: Path | None = None
         self._clipboard: Clipboard | None = None
         self._isolation = isolation
         self._task_id: str | None = None  # the task the running program was started for
@@ -54,6 +70,7 @@ class LocalSlot(Provider):
             self._controller = X11Controller(self._display.name, width, height)
             self._windows = WindowLister(self._display.name)
             self._sandbox = Sandbox(self._display.name, self._display.socket_path, isolation)
+            self._agent = self._sandbox.agent_zone()
             self._clipboard = Clipboard(self._display.name)
         except BaseException:
             self.close()
@@ -92,11 +109,12 @@ class LocalSlot(Provider):
     def reset(self, tool: ToolAdapter, task: Task) -> Task:
         t0 = time.monotonic()
         sbx = self._sandbox
+        self._agent.stop()
         sbx.stop()
         self._reset_input()
         self._restore_home(tool.snapshot_dir)
         t1 = time.monotonic()
-        task.stage(sbx.host_work)
+        self._stage(task)
         t2 = time.monotonic()
         sbx.extra_ro_binds = tool.sandbox_ro_binds()
         sbx.start()
@@ -125,11 +143,14 @@ class LocalSlot(Provider):
         if self._task_id != task.spec.id or not self.app_running():
             return False
         t0 = time.monotonic()
+        self._agent.stop()  # every agent process ends before anything is restaged
         self._reset_input()
         self._restore_home(tool.snapshot_dir)
         t1 = time.monotonic()
-        task.stage(self._sandbox.host_work)
+        self._stage(task)
         t2 = time.monotonic()
+        if self._home_tree() != self._expected_tree(tool.snapshot_dir):
+            return False  # something appeared meanwhile: only a restart is sure to clear it
         try:
             if not tool.restore_in_place(self, task):
                 return False
@@ -155,17 +176,42 @@ class LocalSlot(Provider):
 
     def _restore_home(self, snapshot: Path) -> None:
         """Empty the home directory and copy the snapshot in. The directory itself stays:
-        a running sandbox has it bound (soft resets), and a new bind would not be seen."""
-        home = self._sandbox.host_home
-        home.mkdir(parents=True, exist_ok=True)
-        for child in list(home.iterdir()):
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child, ignore_errors=True)
-            else:
-                child.unlink(missing_ok=True)
+        a running sandbox has it bound (soft resets), and a new bind would not be seen.
+        Nothing follows a link the program zone may have planted (safe_fs)."""
+        sbx = self._sandbox
+        home = sbx.host_home
+        owner = sbx.program_id if sbx.lease is not None and sbx.lease.switches_user else None
+        uid, gid = (owner.uid, owner.gid) if owner else (None, None)
+        empty_dir(home)
         if snapshot.is_dir():
-            shutil.copytree(snapshot, home, symlinks=True, dirs_exist_ok=True)
-        (home / "work").mkdir(exist_ok=True)
+            copy_into(snapshot, home, uid, gid)
+        work = home / "work"
+        if not work.is_dir() or work.is_symlink():
+            work.unlink(missing_ok=True)
+            work.mkdir()
+        if uid is not None:
+            os.chown(work, uid, gid, follow_symlinks=False)
+        os.chmod(work, 0o775, follow_symlinks=False)
+
+    def _home_tree(self) -> set[str]:
+        return _tree(self._sandbox.host_home)
+
+    def _expected_tree(self, snapshot: Path) -> set[str]:
+        """What a restored and staged home holds: the snapshot, work/ and the inputs."""
+        staged = {f"work/{p}" for p in _tree(self._stage_dir)} if self._stage_dir else set()
+        return (_tree(snapshot) if snapshot.is_dir() else set()) | {"work"} | staged
+
+    def _stage(self, task: Task) -> None:
+        """Generate the task's inputs in a private host directory, then copy them into the
+        work directory (owned by the program zone's user; never through planted links)."""
+        if self._stage_dir is not None:
+            shutil.rmtree(self._stage_dir, ignore_errors=True)
+        self._stage_dir = processes.owned_tempdir("stage")
+        task.stage(self._stage_dir)
+        sbx = self._sandbox
+        owner = sbx.program_id if sbx.lease is not None and sbx.lease.switches_user else None
+        copy_into(self._stage_dir, sbx.host_work, *((owner.uid, owner.gid) if owner
+                                                      else (None, None)))
 
     def _wait_ready(self, tool: ToolAdapter, task: Task) -> None:
         def ready() -> bool:
@@ -200,8 +246,25 @@ class LocalSlot(Provider):
     def pointer(self) -> tuple[int, int]:
         return self._controller.pointer()
 
+    def _agent_zone(self) -> Sandbox:
+        """The agent zone, started on first use in an episode."""
+        if not self._agent.alive:
+            self._agent.start()
+        return self._agent
+
     def run_command(self, command: str, timeout: float = 30.0) -> CommandResult:
-        return self._sandbox.exec(shell=command, timeout=timeout)
+        return self._agent_zone().exec(shell=command, timeout=timeout)
+
+    def launch_command(self, name: str, argv: list[str]) -> None:
+        self._agent_zone().spawn(name, argv, log=None)
+
+    def stop_agent_processes(self) -> None:
+        self._agent.stop()
+
+    def freeze_work_dir(self, dest: Path) -> FreezeReport:
+        """Stop every agent-zone process, then copy the work directory to ``dest``."""
+        self._agent.stop()
+        return freeze_copy(self._sandbox.host_work, dest)
 
     def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
         self._sandbox.spawn(name, argv, log=f"{self._sandbox.tmp}/{name}.log")
@@ -245,15 +308,18 @@ class LocalSlot(Provider):
             return f"(log unavailable: {exc})"
 
     def close(self) -> None:
-        for part in (self._clipboard, self._sandbox, self._windows, self._controller,
-                     self._display):
+        if self._stage_dir is not None:
+            shutil.rmtree(self._stage_dir, ignore_errors=True)
+            self._stage_dir = None
+        for part in (self._clipboard, self._agent, self._sandbox, self._windows,
+                     self._controller, self._display):
             if part is not None:
                 try:
                     part.close()
                 except Exception:
                     pass
         self._sandbox = self._windows = self._controller = self._display = None
-        self._clipboard = None
+        self._clipboard = self._agent = None
 
 
 class LocalProvider(Provider):
@@ -381,6 +447,15 @@ class LocalProvider(Provider):
 
     def run_command(self, command: str, timeout: float = 30.0) -> CommandResult:
         return self._slot.run_command(command, timeout)
+
+    def launch_command(self, name: str, argv: list[str]) -> None:
+        self._slot.launch_command(name, argv)
+
+    def stop_agent_processes(self) -> None:
+        self._slot.stop_agent_processes()
+
+    def freeze_work_dir(self, dest: Path) -> FreezeReport:
+        return self._slot.freeze_work_dir(dest)
 
     def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
         self._slot.spawn_in_sandbox(name, argv)

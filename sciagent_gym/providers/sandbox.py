@@ -1,10 +1,24 @@
-"""One sandbox: a private home and work directory, and an agent process that runs things there.
+"""Sandbox zones: where the program runs, and where the agent's commands run.
 
-With ``isolation="bwrap"`` (the default when bubblewrap works) the agent and all it starts see a
-read-only system (/usr, /etc), the sandbox's own home at ``/home/user``, a private /tmp, the env's
-X socket, and no network, no other processes, no host files: neither gold data nor this package.
-``isolation="none"`` runs the agent directly on the host (development only; CLI actions are then
-refused unless explicitly allowed).
+An env has two zones (:data:`PROGRAM` and :data:`AGENT`), each a bubblewrap sandbox with its own
+pid, ipc, network, user and mount namespaces and its own private /tmp, and each with a helper
+process (``sandbox_agent.py``) that starts things inside on the host's behalf:
+
+- the **program zone** sees the sandbox home at ``/home/user`` (the program's settings and the
+  work directory) and the env's X socket; the tool's program and its state channel run here;
+- the **agent zone** sees only the work directory (at the same path, ``/home/user/work``), an
+  empty home of its own and the X socket; the agent's ``run()`` and ``launch()`` run here. No
+  program process, channel endpoint, helper pipe or answer file is visible from it.
+
+Both zones run as unprivileged uids with no capabilities, no new user namespaces, a seccomp
+filter, resource limits and only the needed parts of /etc (``confinement``). The host talks to
+each helper over a pipe pair on fds of its own; every reply must carry the request's id and a
+per-start secret the helper got as the first line, so a process that got into the helper's
+pipe could not forge one (and none can: the helper is non-dumpable, so its /proc files are
+closed to the zone, and bubblewrap's init in the zone does not hold the pipes).
+
+``isolation="none"`` runs the helpers directly on the host (development only; the env then
+refuses CLI actions unless explicitly allowed).
 """
 
 from __future__ import annotations
@@ -12,20 +26,29 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
+import secrets
 import select
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from sciagent_gym import processes
 from sciagent_gym.errors import MissingProgramError, SandboxError
+from sciagent_gym.providers import confinement as conf
 
 AGENT_SOURCE = Path(__file__).with_name("sandbox_agent.py")
 INSIDE_HOME = "/home/user"
+PROGRAM, AGENT = "program", "agent"
+#: Longest reply line the host reads from a helper (an exec's output is capped far below it).
+MAX_REPLY = 4 << 20
+#: Directory names the sandboxes leave under the temp dir: ``sciagent-sbx-<pid>-<random>``.
+ROOT_PREFIX = "sciagent-sbx-"
 
 
 @dataclass(frozen=True)
@@ -45,21 +68,49 @@ class CommandResult:
 
 @functools.lru_cache(maxsize=1)
 def bwrap_problem() -> str | None:
-    """Why bubblewrap cannot isolate here, or None if it works (checked once per process)."""
+    """Why bubblewrap cannot isolate here, or None if it works (checked once per process):
+    it must build an unprivileged user namespace as the uid a sandbox would run as."""
     if shutil.which("bwrap") is None:
         return "bwrap is not installed (apt-get install bubblewrap)"
+    lease = conf.UidLease()
     try:
-        res = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent",
-                              "--", "/bin/true"], capture_output=True, timeout=10)
+        argv = ["bwrap", *conf.bwrap_identity_args(lease.agent), "--unshare-all",
+                "--die-with-parent", *system_binds(), "--", "/bin/true"]
+        res = subprocess.run(argv, capture_output=True, timeout=10,
+                             preexec_fn=conf.preexec(lease.agent, conf.AGENT_LIMITS))
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap failed to start: {exc}"
+    finally:
+        lease.release()
     if res.returncode != 0:
-        return f"bwrap cannot create namespaces: {res.stderr.decode(errors='replace').strip()}"
+        return ("bwrap cannot create an unprivileged sandbox (are user namespaces enabled? "
+                "sysctl user.max_user_namespaces): "
+                f"{res.stderr.decode(errors='replace').strip()}")
     return None
 
 
-def _system_binds() -> list[str]:
-    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+def resolve_isolation(isolation: str) -> str:
+    """``"bwrap"`` or ``"none"`` for a requested mode. Fails closed: ``"auto"`` and
+    ``"bwrap"`` raise SandboxError (naming the reason) when bubblewrap cannot isolate; only an
+    explicit ``"none"`` runs without a sandbox, with a warning."""
+    if isolation not in ("auto", "bwrap", "none"):
+        raise ValueError(f"isolation must be 'auto', 'bwrap' or 'none', not {isolation!r}")
+    if isolation == "none":
+        warnings.warn("isolation='none': the program and CLI commands run on the host "
+                      "unsandboxed; CLI actions are refused unless allow_unsafe_cli=True",
+                      RuntimeWarning, stacklevel=3)
+        return "none"
+    problem = bwrap_problem()
+    if problem is not None:
+        if "installed" in problem:
+            raise MissingProgramError("bwrap", "bubblewrap", hint=None)
+        raise SandboxError(f"{problem}; pass isolation='none' to run unsandboxed "
+                           "(development only)")
+    return "bwrap"
+
+
+def system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = Path("/") / name
         if path.is_symlink():
@@ -70,38 +121,148 @@ def _system_binds() -> list[str]:
 
 
 def _python_for_sandbox() -> tuple[str, list[str]]:
-    """A Python the sandbox can run, and the binds it needs (a venv's base interpreter)."""
+    """A Python the sandbox can run, and the binds it needs. The helper needs only the
+    standard library: the system's python3 serves, and the sandbox's user may not be able to
+    reach this interpreter's prefix (e.g. under /root); else this interpreter's base."""
+    for system in ("/usr/bin/python3", "/bin/python3"):
+        if os.access(system, os.X_OK):
+            return system, []
     exe = os.path.realpath(sys.executable)
     prefix = os.path.realpath(sys.base_prefix)
     binds = [] if prefix.startswith("/usr") else ["--ro-bind", prefix, prefix]
     return exe, binds
 
 
+def sweep_stale(tmp: str | None = None) -> list[str]:
+    """Remove our temporary directories (sandboxes, displays, staging, frozen states, gold)
+    whose owning process is gone, unmounting a sandbox's home volume first; returns what was
+    removed."""
+    base = Path(tmp or tempfile.gettempdir())
+    kinds = "|".join(processes.TEMPDIR_KINDS)
+    removed = []
+    for path in base.glob("sciagent-*"):
+        found = re.fullmatch(rf"sciagent-({kinds})-(\d+)-.*", path.name)
+        if found is None or _pid_alive(int(found.group(2))):
+            continue
+        if found.group(1) == "sbx":
+            HomeVolume.unmount(path / "home")
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(str(path))
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class HomeVolume:
+    """The sandbox home as a size-capped tmpfs (a disk quota), where the host may mount one
+    (root); elsewhere a plain directory, bounded only per file by RLIMIT_FSIZE."""
+
+    def __init__(self, path: Path, size: int, uid: int, gid: int) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        self.mounted = False
+        if os.geteuid() == 0:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            opts = f"size={size},nr_inodes=200000,mode=0750,uid={uid},gid={gid}".encode()
+            # nosuid, nodev; not noexec: the agent may run scripts it wrote in work/
+            self.mounted = libc.mount(b"tmpfs", str(path).encode(), b"tmpfs", 2 | 4,
+                                      opts) == 0
+        if not self.mounted:
+            os.chmod(path, 0o750)
+            if os.geteuid() == 0:
+                os.chown(path, uid, gid)
+
+    @staticmethod
+    def unmount(path: Path) -> None:
+        if os.geteuid() != 0 or not os.path.ismount(path):
+            return
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).umount2(str(path).encode(), 2)  # MNT_DETACH
+
+    def close(self) -> None:
+        if self.mounted:
+            self.unmount(self.path)
+            self.mounted = False
+
+
 class Sandbox:
-    """A sandbox directory tree on the host and the agent process serving it."""
+    """One zone: a bubblewrap sandbox and the helper serving it (see the module docstring).
+
+    The program zone owns the sandbox directory tree (``root``: the home volume and the
+    generated /etc/passwd); an agent zone is made with :meth:`agent_zone` and shares it.
+    """
 
     def __init__(self, display: str, x_socket: str, isolation: str = "auto",
-                 root: str | Path | None = None) -> None:
-        if isolation == "auto":
-            isolation = "bwrap" if bwrap_problem() is None else "none"
-        if isolation == "bwrap" and (problem := bwrap_problem()) is not None:
-            raise MissingProgramError("bwrap", "bubblewrap", hint=None) if "installed" in problem \
-                else SandboxError(problem)
-        if isolation not in ("bwrap", "none"):
-            raise ValueError(f"isolation must be 'auto', 'bwrap' or 'none', not {isolation!r}")
-        self.isolation = isolation
+                 root: str | Path | None = None, *, zone: str = PROGRAM,
+                 home_quota: int = 2 << 30, _parent: Sandbox | None = None) -> None:
+        if zone not in (PROGRAM, AGENT):
+            raise ValueError(f"zone must be {PROGRAM!r} or {AGENT!r}, not {zone!r}")
+        self.zone = zone
         self.display, self._x_socket = display, x_socket
-        self.root = Path(root) if root else Path(tempfile.mkdtemp(prefix="sciagent-sbx-"))
-        self.host_home = self.root / "home"
-        self.host_home.mkdir(parents=True, exist_ok=True)
         self._proc: subprocess.Popen | None = None
+        self._to = self._from = None  # the helper's request and reply pipes
+        self._secret = ""
+        self._next_id = 1
+        self._lock = threading.Lock()
         #: Host directories the sandbox sees read-only at the same path (a tool installed
         #: outside /usr, e.g. QuPath under ~/.local/share); set before ``start``.
         self.extra_ro_binds: list[str] = []
-        self._next_id = 1
-        self._lock = threading.Lock()
+        #: Whether the zone sees the env's X display (the agent zone: where the task allows).
+        self.show_display = True
+        if _parent is not None:
+            self.isolation, self.root, self.lease = _parent.isolation, _parent.root, _parent.lease
+            self.host_home, self._volume, self._owner = _parent.host_home, None, False
+            return
+        self.isolation = resolve_isolation(isolation)
+        sweep_stale()
+        self._owner = True
+        self.lease = conf.UidLease() if self.isolation == "bwrap" else None
+        self.root = Path(root) if root else processes.owned_tempdir("sbx")
+        self.root.chmod(0o711)  # the sandbox users traverse it to their home, nothing more
+        self.host_home = self.root / "home"
+        self._volume: HomeVolume | None = None
+        try:
+            if self.lease is not None:
+                self._volume = HomeVolume(self.host_home, home_quota, self.program_id.uid,
+                                          self.program_id.gid)
+                passwd, group = conf.passwd_text(self.lease.program, self.lease.agent)
+                (self.root / "passwd").write_text(passwd)
+                (self.root / "group").write_text(group)
+            else:
+                self.host_home.mkdir(parents=True, exist_ok=True)
+        except BaseException:
+            self.close()
+            raise
 
-    # -- paths as the sandbox sees them ----------------------------------------------------
+    def agent_zone(self) -> Sandbox:
+        """The agent zone over this program zone's work directory (not started yet)."""
+        return Sandbox(self.display, self._x_socket, zone=AGENT, _parent=self)
+
+    # -- identities and paths ------------------------------------------------------------
+    @property
+    def program_id(self) -> conf.Identity:
+        if self.lease is None:
+            return conf.Identity(os.getuid(), os.getgid())
+        return self.lease.program
+
+    @property
+    def identity(self) -> conf.Identity:
+        """The uid/gid this zone runs as."""
+        if self.lease is None:
+            return conf.Identity(os.getuid(), os.getgid())
+        return self.lease.program if self.zone == PROGRAM else self.lease.agent
+
     @property
     def home(self) -> str:
         return INSIDE_HOME if self.isolation == "bwrap" else str(self.host_home)
@@ -112,7 +273,9 @@ class Sandbox:
 
     @property
     def tmp(self) -> str:
-        return "/tmp" if self.isolation == "bwrap" else str(self.root / "tmp")
+        if self.isolation == "bwrap":
+            return "/tmp"
+        return str(self.root / ("tmp" if self.zone == PROGRAM else "agent-tmp"))
 
     @property
     def host_work(self) -> Path:
@@ -126,91 +289,163 @@ class Sandbox:
         return self.host_home / rel
 
     # -- lifecycle ---------------------------------------------------------------------------
+    def _bwrap_argv(self, python: str, py_binds: list[str], seccomp: int | None) -> list[str]:
+        ident = self.identity
+        limits = conf.PROGRAM_LIMITS if self.zone == PROGRAM else conf.AGENT_LIMITS
+        argv = ["bwrap", *conf.bwrap_identity_args(ident), "--unshare-all",
+                "--die-with-parent", "--new-session", "--clearenv",
+                *system_binds(), *conf.etc_binds(), *py_binds,
+                "--ro-bind", str(self.root / "passwd"), "/etc/passwd",
+                "--ro-bind", str(self.root / "group"), "/etc/group",
+                "--proc", "/proc", "--dev", "/dev",
+                "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+        if self.show_display:
+            argv += ["--bind", self._x_socket, self._x_socket]
+        if self.zone == PROGRAM:
+            argv += ["--bind", str(self.host_home), INSIDE_HOME]
+        else:
+            argv += ["--size", str(64 << 20), "--perms", "0700", "--tmpfs", INSIDE_HOME,
+                     "--bind", str(self.host_work), f"{INSIDE_HOME}/work"]
+        argv += ["--ro-bind", str(AGENT_SOURCE), "/opt/sciagent/agent.py"]
+        for path in self.extra_ro_binds:
+            if not os.path.isabs(path) or not os.path.isdir(path):
+                raise SandboxError(f"cannot show {path!r} in the sandbox: not an absolute "
+                                   "path to a directory")
+            argv += ["--ro-bind", path, path]
+        if seccomp is not None:
+            argv += ["--seccomp", str(seccomp)]
+        argv += ["--chdir", self.work]
+        return argv
+
     def start(self, timeout: float = 10.0) -> None:
-        """Start (or restart) the agent on the current contents of the home directory."""
+        """Start (or restart) the helper on the current contents of the home directory."""
         self.stop()
         env = {"HOME": self.home, "DISPLAY": self.display, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-               "USER": "user", "PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
-               "TMPDIR": self.tmp}
+               "USER": "user" if self.zone == PROGRAM else "agent",
+               "PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "TMPDIR": self.tmp}
+        seccomp = None
         if self.isolation == "bwrap":
             python, py_binds = _python_for_sandbox()
-            argv = ["bwrap", "--die-with-parent", "--unshare-all", "--new-session", "--clearenv",
-                    *_system_binds(), *py_binds,
-                    "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-                    "--bind", self._x_socket, self._x_socket,
-                    "--bind", str(self.host_home), INSIDE_HOME,
-                    "--ro-bind", str(AGENT_SOURCE), "/opt/sciagent/agent.py"]
-            for path in self.extra_ro_binds:
-                if not os.path.isabs(path) or not os.path.isdir(path):
-                    raise SandboxError(f"cannot show {path!r} in the sandbox: not an absolute "
-                                       "path to a directory")
-                argv += ["--ro-bind", path, path]
-            argv += ["--chdir", self.work]
+            seccomp = conf.seccomp_fd()
+            argv = self._bwrap_argv(python, py_binds, seccomp)
             for key, value in env.items():
                 argv += ["--setenv", key, value]
-            argv += ["--", python, "-u", "-S", "/opt/sciagent/agent.py"]
+            argv += ["--", python, "-S", "-E", "/opt/sciagent/agent.py"]
             proc_env = None
+            limits = conf.PROGRAM_LIMITS if self.zone == PROGRAM else conf.AGENT_LIMITS
+            preexec = conf.preexec(self.identity, limits)
         else:
             Path(self.tmp).mkdir(parents=True, exist_ok=True)
-            argv = [sys.executable, "-u", "-S", str(AGENT_SOURCE)]
-            proc_env = env
+            argv = [sys.executable, "-S", "-E", str(AGENT_SOURCE)]
+            proc_env, preexec = env, None
         self.host_work.mkdir(parents=True, exist_ok=True)
-        self._proc = processes.spawn(argv, env=proc_env, cwd=str(self.host_work),
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE)
-        hello = self._read_reply(timeout)
+        # The channel is a pipe pair on fds of their own, not stdin/stdout: bubblewrap's init
+        # (pid 1 of the zone, which the zone's uid may inspect) keeps fds 0-2 but closes
+        # others, and the helper itself is non-dumpable.
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        fds = [req_r, rep_w] + ([seccomp] if seccomp is not None else [])
+        try:
+            self._proc = processes.spawn(argv + [str(req_r), str(rep_w)], env=proc_env,
+                                         cwd=str(self.root), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                         preexec_fn=preexec, pass_fds=fds)
+        except BaseException:
+            for fd in (req_w, rep_r):
+                os.close(fd)
+            raise
+        finally:
+            for fd in fds:
+                os.close(fd)
+        self._to, self._from = os.fdopen(req_w, "wb"), os.fdopen(rep_r, "rb")
+        self._secret = secrets.token_hex(16)
+        self._next_id = 1
+        try:
+            self._to.write(json.dumps({"secret": self._secret}).encode() + b"\n")
+            self._to.flush()
+        except OSError as exc:
+            raise SandboxError(f"sandbox helper did not start: {exc}") from None
+        hello = self._read_reply(timeout, 0)
         if not hello.get("ready"):
-            raise SandboxError(f"sandbox agent did not start: {hello}")
+            raise SandboxError(f"sandbox helper did not start: {hello}")
 
     @property
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
     def stop(self) -> None:
+        """End the helper and, with its namespace, every process of the zone."""
         if self._proc is not None and self._proc.poll() is None:
             try:
-                self._proc.stdin.write(b'{"id": -1, "op": "shutdown"}\n')
-                self._proc.stdin.flush()
+                self._to.write(b'{"id": -1, "op": "shutdown"}\n')
+                self._to.flush()
                 self._proc.wait(2.0)
-            except (OSError, subprocess.TimeoutExpired):
+            except (OSError, ValueError, subprocess.TimeoutExpired):
                 pass
         processes.terminate(self._proc, timeout=1.0)
         self._proc = None
+        for stream in (self._to, self._from):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        self._to = self._from = None
 
     def close(self) -> None:
         self.stop()
-        shutil.rmtree(self.root, ignore_errors=True)
+        if not self._owner:
+            return
+        if self._volume is not None:
+            self._volume.close()
+        if getattr(self, "root", None) is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+        if self.lease is not None:
+            self.lease.release()
 
     # -- requests ----------------------------------------------------------------------------
     def request(self, op: str, fields: dict | None = None, timeout: float = 30.0) -> dict:
-        """Send one request to the agent and return its reply (raises SandboxError)."""
+        """Send one request to the helper and return its reply (raises SandboxError)."""
         with self._lock:
             if not self.alive:
-                raise SandboxError("the sandbox is not running")
+                raise SandboxError(f"the {self.zone} sandbox is not running")
             req_id = self._next_id
             self._next_id += 1
             line = json.dumps({"id": req_id, "op": op, **(fields or {})}) + "\n"
             try:
-                self._proc.stdin.write(line.encode())
-                self._proc.stdin.flush()
+                self._to.write(line.encode())
+                self._to.flush()
             except OSError as exc:
-                raise SandboxError(f"sandbox agent is gone: {exc}") from exc
-            reply = self._read_reply(timeout)
+                raise SandboxError(f"sandbox helper is gone: {exc}") from exc
+            reply = self._read_reply(timeout, req_id)
         if not reply.get("ok"):
             raise SandboxError(f"sandbox {op} failed: {reply.get('error')}")
         return reply
 
-    def _read_reply(self, timeout: float) -> dict:
-        out = self._proc.stdout
+    def _read_reply(self, timeout: float, req_id: int) -> dict:
+        """The helper's reply to ``req_id``. A line without this start's secret or with
+        another id is not the helper's: the zone is compromised, so the helper is stopped
+        and the request fails (never a forged answer)."""
+        out = self._from
         ready, _, _ = select.select([out], [], [], timeout)
         if not ready:
-            raise SandboxError(f"sandbox agent did not answer within {timeout:.0f}s")
-        line = out.readline()
+            raise SandboxError(f"sandbox helper did not answer within {timeout:.0f}s")
+        line = out.readline(MAX_REPLY)
         if not line:
             err = self._proc.stderr.read1(4096).decode(errors="replace") if self._proc.stderr \
                 else ""
-            raise SandboxError(f"sandbox agent exited (code {self._proc.poll()}): {err.strip()}")
-        return json.loads(line)
+            raise SandboxError(f"sandbox helper exited (code {self._proc.poll()}): "
+                               f"{err.strip()}")
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict) or reply.get("id") != req_id \
+                or not secrets.compare_digest(str(reply.get("secret", "")), self._secret):
+            self.stop()
+            raise SandboxError(f"the {self.zone} sandbox helper's reply was forged or out of "
+                               "order; the zone was stopped")
+        return reply
 
     def spawn(self, name: str, argv: list[str], env: dict | None = None,
               log: str | None = None) -> int:
@@ -230,11 +465,12 @@ class Sandbox:
         reply = self.request("exec", {
             "shell": shell, "argv": argv, "cwd": self.work, "timeout": timeout,
             "max_output": max_output, "env": env or {},
-        }, timeout=timeout + 5)
+        }, timeout=timeout + 10)
         return CommandResult(reply["returncode"], reply["output"], reply["timed_out"],
                              reply["truncated"])
 
     def read(self, path: str, max_bytes: int = 65536, remove: bool = False) -> str | None:
-        """A file inside the sandbox (its last ``max_bytes``), or None if it does not exist."""
+        """A regular file inside the sandbox (its last ``max_bytes``), or None if it does not
+        exist or is not a regular file."""
         fields = {"path": path, "max_bytes": max_bytes, "remove": remove}
         return self.request("read", fields, timeout=5).get("data")

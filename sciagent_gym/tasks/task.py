@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import numpy as np
 import tifffile
 
 from sciagent_gym.evaluation import Criterion, resolve
+from sciagent_gym.processes import owned_tempdir
 from sciagent_gym.tasks.spec import TaskSpec, TaskSpecError
 
 SPLITS = {"train": (0.0, 0.8), "val": (0.8, 0.9), "test": (0.9, 1.0)}
@@ -111,7 +111,7 @@ class Task:
         for key, value in gold.items():
             if isinstance(value, np.ndarray):
                 if self.gold_dir is None:
-                    self.gold_dir = Path(tempfile.mkdtemp(prefix="sciagent-gold-"))
+                    self.gold_dir = owned_tempdir("gold")
                 path = self.gold_dir / f"{name}.{key}.tif"
                 tifffile.imwrite(path, value)
                 value = str(path)

@@ -1,0 +1,168 @@
+"""Unit tests of the sandbox's defences that need no tool: seccomp filter, fail-closed
+isolation, forged helper replies, bounded helper reads, safe copies in and out, stale sweeps."""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from sciagent_gym.errors import SandboxError
+from sciagent_gym.providers import confinement as conf
+from sciagent_gym.providers import sandbox as sb
+from sciagent_gym.providers.safe_fs import FreezeLimits, copy_into, empty_dir, freeze_copy
+
+needs_bwrap = pytest.mark.skipif(sb.bwrap_problem() is not None,
+                                 reason=f"bubblewrap cannot isolate: {sb.bwrap_problem()}")
+
+
+def _zone(tmp_path: Path) -> sb.Sandbox:
+    """A program zone with no display (none is needed to run commands)."""
+    box = sb.Sandbox(":0", "/nonexistent", "bwrap")
+    box.show_display = False
+    return box
+
+
+def test_seccomp_program_denies_the_listed_calls_and_allows_the_rest():
+    prog = conf.seccomp_program()
+    assert prog is not None and len(prog) % 8 == 0
+    insns = [struct.unpack("<HBBI", prog[i:i + 8]) for i in range(0, len(prog), 8)]
+    eperm = len(insns) - 1
+    assert insns[-1] == (0x06, 0, 0, 0x00050000 | 1) and insns[-2][3] == 0x7FFF0000
+    denied = {k for code, jt, jf, k in insns if code == 0x15 and jt and
+              jt + insns.index((code, jt, jf, k)) + 1 == eperm}
+    assert set(conf.DENIED_SYSCALLS_X86_64.values()) <= denied
+    assert 0 not in denied and 1 not in denied  # read, write stay allowed
+
+
+@needs_bwrap
+def test_sandboxed_processes_have_no_privilege(tmp_path):
+    box = _zone(tmp_path)
+    try:
+        box.start()
+        out = box.exec(shell="id -u; grep CapEff /proc/self/status; unshare -U true; echo $?; "
+                             "python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True);"
+                             " print(l.syscall(165, 0, 0, 0, 0, 0), ctypes.get_errno())'").output
+        uid, _, caps, *rest = out.split()
+        assert int(uid) != 0 and int(caps, 16) == 0
+        assert "1" in rest[-3:-2] or rest[-3] != "0"  # unshare failed
+        assert rest[-2:] == ["-1", "1"]  # mount: EPERM from the filter
+    finally:
+        box.close()
+
+
+def test_isolation_fails_closed(monkeypatch):
+    monkeypatch.setattr(sb, "bwrap_problem", lambda: "user namespaces are disabled")
+    with pytest.raises(SandboxError, match="user namespaces are disabled"):
+        sb.resolve_isolation("auto")
+    with pytest.raises(SandboxError):
+        sb.resolve_isolation("bwrap")
+    with pytest.warns(RuntimeWarning, match="unsandboxed"):
+        assert sb.resolve_isolation("none") == "none"
+
+
+@needs_bwrap
+def test_a_forged_or_out_of_order_reply_stops_the_zone(tmp_path):
+    box = _zone(tmp_path)
+    try:
+        box.start()
+        assert box.exec(shell="echo ok").output == "ok\n"
+        read_fd, write_fd = os.pipe()
+        real = box._from
+        box._from = os.fdopen(read_fd, "rb")
+        os.write(write_fd, b'{"id": 2, "ok": true, "returncode": 0, "output": "forged", '
+                           b'"timed_out": false, "truncated": false}\n')
+        with pytest.raises(SandboxError, match="forged"):
+            box._read_reply(1.0, 2)
+        assert not box.alive
+        real.close()
+        os.close(write_fd)
+    finally:
+        box.close()
+
+
+@needs_bwrap
+def test_helper_pipes_are_out_of_the_zones_reach(tmp_path):
+    """The agent zone sees no fd of the helper's channel: pid 1 (bubblewrap) holds only
+    /dev/null and its stderr pipe, the helper's /proc files are closed (non-dumpable)."""
+    owner = _zone(tmp_path)
+    box = owner.agent_zone()
+    box.show_display = False
+    try:
+        box.start()
+        out = box.exec(shell="for p in /proc/[0-9]*; do ls -l $p/fd 2>&1; done").output
+        assert "Permission denied" in out  # the helper's fd directory
+        box_pipes = [ln for ln in out.splitlines() if "pipe:" in ln and " 0 -> " in ln]
+        assert not box_pipes, out
+        assert box.exec(shell="echo still").output == "still\n"
+    finally:
+        box.close()
+        owner.close()
+
+
+@needs_bwrap
+def test_helper_reads_are_bounded_and_never_block(tmp_path):
+    box = _zone(tmp_path)
+    try:
+        box.start()
+        box.exec(shell="mkfifo /tmp/fifo; head -c 5000000 /dev/zero | tr '\\0' a > /tmp/big")
+        t0 = time.monotonic()
+        assert box.read("/tmp/fifo") is None
+        assert time.monotonic() - t0 < 2
+        assert len(box.read("/tmp/big", max_bytes=1000)) == 1000
+        res = box.exec(shell="yes | head -c 50000000", max_output=100)
+        assert res.truncated and len(res.output) == 100
+    finally:
+        box.close()
+
+
+def test_freeze_copies_regular_files_only_within_limits(tmp_path):
+    src, dst = tmp_path / "work", tmp_path / "frozen"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.txt").write_text("a")
+    (src / "sub" / "b.txt").write_text("b")
+    (src / "big.bin").write_bytes(b"x" * 2000)
+    secret = tmp_path / "secret"
+    secret.write_text("host only")
+    (src / "link").symlink_to(secret)
+    os.mkfifo(src / "fifo")
+    with open(src / "sparse", "wb") as fh:
+        fh.truncate(10**12)  # a terabyte of holes
+    t0 = time.monotonic()
+    report = freeze_copy(src, dst, FreezeLimits(max_file_bytes=1000))
+    assert time.monotonic() - t0 < 2
+    assert sorted(str(p.relative_to(dst)) for p in dst.rglob("*")) == ["a.txt", "sub",
+                                                                       "sub/b.txt"]
+    assert set(report.skipped) == {"big.bin", "link", "fifo", "sparse"}
+
+
+def test_copy_into_never_writes_through_a_planted_link(tmp_path):
+    src, dst = tmp_path / "inputs", tmp_path / "home"
+    (src / "d").mkdir(parents=True)
+    (src / "input.tif").write_bytes(b"data")
+    (src / "d" / "x.txt").write_text("x")
+    dst.mkdir()
+    host = tmp_path / "host-file"
+    host.write_text("original")
+    (dst / "input.tif").symlink_to(host)
+    (dst / "d").symlink_to(tmp_path)  # a directory link: would put x.txt in tmp_path
+    copy_into(src, dst)
+    assert host.read_text() == "original" and not (tmp_path / "x.txt").exists()
+    assert (dst / "input.tif").read_bytes() == b"data" and not (dst / "d").is_symlink()
+    empty_dir(dst)
+    assert list(dst.iterdir()) == [] and host.exists()
+
+
+def test_stale_sandbox_directories_are_swept(tmp_path):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"{sb.ROOT_PREFIX}{dead.pid}-abc"
+    live = tmp_path / f"{sb.ROOT_PREFIX}{os.getpid()}-def"
+    for d in (stale, live):
+        (d / "home").mkdir(parents=True)
+    removed = sb.sweep_stale(str(tmp_path))
+    assert removed == [str(stale)] and live.exists() and not stale.exists()

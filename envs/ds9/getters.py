@@ -18,17 +18,20 @@ from sciagent_gym.envs.ds9.regions import PIXEL_SYSTEMS, RegionError, parse_regi
 
 from sciagent_gym.evaluation import GetterError, register
 from sciagent_gym.evaluation.getters._io import decode_text, pick_key, read_bytes
+from sciagent_gym.evaluation.getters._limits import check_fits, open_image
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState
 
-_MAX_REGION_BYTES = 4 * 1024 * 1024
+_MAX_REGION_BYTES = 1024 * 1024
 _MAX_FITS_BYTES = 64 * 1024 * 1024
 
 
 def _wcs(state: FinalState, fits: str) -> TanWCS:
+    data = read_bytes(state, fits, _MAX_FITS_BYTES)
+    check_fits(data, fits)
     try:
-        header, _ = read_fits(read_bytes(state, fits, _MAX_FITS_BYTES))
+        header, _ = read_fits(data)
         return TanWCS.from_header(header)
     except (ValueError, KeyError) as exc:
         raise GetterError(f"{fits}: no usable TAN WCS: {exc}") from None
@@ -132,19 +135,15 @@ def ds9_pixel_offset(state: FinalState, x: float, y: float, what: str = "pan") -
 def png_colour(state: FinalState, path: str, key: str | None = None) -> Any:
     """An exported PNG's "width", "height", "mean_r"/"mean_g"/"mean_b" and "dominant" channel
     ("red", "green", "blue", or "none" when no channel leads the others by 8 levels)."""
-    from io import BytesIO
-
-    from PIL import Image, UnidentifiedImageError
-
     data = read_bytes(state, path, _MAX_FITS_BYTES)
     if not data.startswith(b"\x89PNG\r\n\x1a\n"):
         raise GetterError(f"{path}: not a PNG file")
-    try:
-        with Image.open(BytesIO(data)) as im:
-            rgb = np.asarray(im.convert("RGB"), float)
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        raise GetterError(f"{path}: cannot read the PNG: {exc}") from None
-    means = rgb.reshape(-1, 3).mean(axis=0)
+    with open_image(data, path) as im:
+        try:
+            rgb = np.asarray(im.convert("RGB"))
+        except (OSError, ValueError) as exc:
+            raise GetterError(f"{path}: cannot read the PNG: {exc}") from None
+    means = rgb.reshape(-1, 3).mean(axis=0, dtype=np.float64)
     order = np.argsort(means)[::-1]
     dominant = ("red", "green", "blue")[int(order[0])] \
         if means[order[0]] - means[order[1]] >= 8 else "none"

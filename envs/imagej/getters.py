@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.evaluation import GetterError, register
 from sciagent_gym.evaluation.getters._io import existing_file, pick_key, read_bytes
+from sciagent_gym.evaluation.getters._limits import tiff_layout
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState
@@ -120,6 +121,7 @@ def imagej_tiff_calibration(state: FinalState, path: str, key: str | None = None
     carries no calibration) and calibrated (False for 1 pixel per "pixel").
     """
     p = existing_file(state, path)
+    tiff_layout(p, path)  # bounds the pages and tags tifffile will parse
     try:
         import tifffile
 

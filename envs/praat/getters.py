@@ -22,11 +22,14 @@ import numpy as np
 
 from sciagent_gym.evaluation import GetterError, register
 from sciagent_gym.evaluation.getters._io import existing_file, pick_key, read_bytes
+from sciagent_gym.evaluation.getters._limits import check_size, check_wav
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState
 
-_MAX_TEXTGRID_BYTES = 32 * 1024 * 1024
+_MAX_TEXTGRID_BYTES = 8 * 1024 * 1024
+#: Tokens kept in a list while parsing (about 90 bytes each; real TextGrids have thousands).
+_MAX_TOKENS = 1_000_000
 _TOKEN = re.compile(r'"((?:[^"]|"")*)"'
                     r"|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
                     r"|<(exists|absent)>|(!.*)|(\S+)")
@@ -41,10 +44,12 @@ def _decode(data: bytes, label: str) -> str:
         raise GetterError(f"{label}: not a text file Praat can read (not UTF-8/UTF-16)") from None
 
 
-def _tokens(text: str) -> list[tuple[str, Any]]:
+def _tokens(text: str, label: str = "TextGrid") -> list[tuple[str, Any]]:
     """Strings and numbers in order ("s", str) / ("n", float); names, '=', brackets skipped."""
     out: list[tuple[str, Any]] = []
     for m in _TOKEN.finditer(text):
+        if len(out) >= _MAX_TOKENS:
+            check_size(label, len(out) + 1, _MAX_TOKENS, "number of TextGrid tokens")
         string, number, flag = m.group(1), m.group(2), m.group(3)
         if string is not None:
             out.append(("s", string.replace('""', '"')))
@@ -105,7 +110,7 @@ def parse_textgrid(data: bytes | str, label: str = "TextGrid") -> dict[str, Any]
             raise GetterError(f"{label}: a binary TextGrid; save it as a text file")
         raise GetterError(f"{label}: not a Praat TextGrid text file")
     body = text.lstrip().split("\n", 2)[2] if text.count("\n") >= 2 else ""
-    r = _Reader(_tokens(body), label)
+    r = _Reader(_tokens(body, label), label)
     xmin, xmax = r.number("xmin"), r.number("xmax")
     if r.i < len(r.tokens) and r.tokens[r.i] == ("f", "absent"):
         return {"xmin": xmin, "xmax": xmax, "n_tiers": 0, "tier_names": [], "tiers": []}
@@ -164,6 +169,7 @@ def _read_wav(state: FinalState, path: str) -> tuple[np.ndarray, int, int]:
     from sciagent_gym.envs.praat.data import read_wav
 
     p = existing_file(state, path)
+    check_wav(p, path)
     try:
         return read_wav(p)
     except Exception as exc:  # wave raises several types on junk input

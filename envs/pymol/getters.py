@@ -17,11 +17,17 @@ from sciagent_gym.evaluation.getters._io import (
     pick_key,
     read_bytes,
 )
+from sciagent_gym.evaluation.getters._limits import (
+    MAX_TEXT_BYTES,
+    check_lines,
+    check_size,
+    file_size,
+    open_image,
+)
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState
 
-_MAX_TEXT = 64 * 1024 * 1024
 WATERS = {"HOH", "WAT", "H2O", "DOD", "SOL", "TIP3"}
 
 
@@ -60,16 +66,98 @@ def parse_pdb(text: str, label: str = "pdb") -> dict[str, Any]:
 @register("pdb_summary")
 def pdb_summary(state: FinalState, path: str, key: str | None = None) -> Any:
     """A saved PDB file's :func:`parse_pdb` summary, or one key of it."""
-    data = read_bytes(state, path, _MAX_TEXT)
+    data = read_bytes(state, path, MAX_TEXT_BYTES)
     if looks_binary(data):
         raise GetterError(f"{path}: binary data, not a PDB text file")
-    return pick_key(path, parse_pdb(decode_text(data), path), key)
+    text = decode_text(data)
+    check_lines(text, path)
+    return pick_key(path, parse_pdb(text, path), key)
 
 
-SESSION_CODE = """
+#: Largest session file read (real ones are kilobytes to a few megabytes).
+MAX_SESSION_BYTES = 64 * 1024 * 1024
+
+#: Stdlib-only source, run inside the sandbox before PyMOL sees any of the file: a ``.pse``
+#: is a pickle, and ``cmd.load`` would unpickle it with the stock unpickler (any callable).
+#: This one resolves only the two globals PyMOL's own ``cmd.save`` writes (checked on
+#: sessions saved by PyMOL 2.x/3.x, plain, ``pse_binary_dump`` and ``pse_export_version``
+#: 1.7): ``pymol.Session_Storage`` (a plain attribute bag) and ``_codecs.encode`` (how
+#: protocols 1-2 store bytes; accepted only as str -> latin-1 bytes). The result must be a
+#: dict and is handed to ``cmd.set_session``; its ``wizard`` entry (a nested pickle that
+#: PyMOL would load with the stock unpickler) is dropped.
+SESSION_LOADER = r"""
+import bz2
+import io
+import pickle
+import zlib
+
+MAX_SESSION = 256 << 20
+
+
+def _latin1(text, encoding="latin1", errors="strict"):
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1") \
+            or errors != "strict":
+        raise pickle.UnpicklingError("unexpected _codecs.encode call")
+    return text.encode("latin1")
+
+
+def _session_storage():
+    import pymol
+    return pymol.Session_Storage
+
+
+_ALLOWED = {("pymol", "Session_Storage"): _session_storage,
+            ("_codecs", "encode"): lambda: _latin1}
+
+
+class SessionUnpickler(pickle._Unpickler):
+    def find_class(self, module, name):
+        make = _ALLOWED.get((module, name))
+        if make is None:
+            raise pickle.UnpicklingError(
+                "global %s.%s is not allowed in a session" % (module, name))
+        return make()
+
+    def persistent_load(self, pid):
+        raise pickle.UnpicklingError("persistent ids are not allowed in a session")
+
+    def _decode_string(self, value):  # as chempy.pkl: printable ASCII -> str, else bytes
+        if all(8 < b < 127 for b in value):
+            return value.decode("ascii")
+        return value
+
+
+def _inflate(decompressor, data):
+    out = decompressor.decompress(data, MAX_SESSION + 1)
+    if len(out) > MAX_SESSION:
+        raise ValueError("the session decompresses to more than %d bytes" % MAX_SESSION)
+    return out
+
+
+def session_data(data):
+    if data[:2] == b"\x1f\x8b":  # PyMOL reads .pze and gzipped sessions too
+        data = _inflate(zlib.decompressobj(31), data)
+    elif data[:2] == b"BZ" and data[4:10] == b"1AY&SY":
+        data = _inflate(bz2.BZ2Decompressor(), data)
+    session = SessionUnpickler(io.BytesIO(data)).load()
+    if not isinstance(session, dict):
+        raise TypeError("not a PyMOL session (a %s)" % type(session).__name__)
+    session.pop("wizard", None)
+    return session
+
+
+def load_session(path, cmd):
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_SESSION + 1)
+    if len(data) > MAX_SESSION:
+        raise ValueError("session larger than %d bytes" % MAX_SESSION)
+    cmd.set_session(session_data(data))
+"""
+
+SESSION_CODE = SESSION_LOADER + """
 import sys
 try:
-    cmd.load(sys.argv[1], format="pse")
+    load_session(sys.argv[1], cmd)
 except Exception as exc:
     out = {"error": "%s: %s" % (type(exc).__name__, exc)}
 else:
@@ -90,7 +178,8 @@ else:
 
 @register("pymol_session")
 def pymol_session(state: FinalState, path: str, key: str | None = None) -> Any:
-    """A saved PyMOL session (``.pse``) as PyMOL reads it back (headless, outside the sandbox).
+    """A saved PyMOL session (``.pse``) as PyMOL reads it back (headless, in a throwaway
+    sandbox, through the restricted unpickler of :data:`SESSION_LOADER`).
 
     Keys: objects (names), atoms / sticks / cartoon / lines ({object: atom count}), selections
     ({name: atoms}), background (RGB).
@@ -98,9 +187,10 @@ def pymol_session(state: FinalState, path: str, key: str | None = None) -> Any:
     from sciagent_gym.envs.pymol.data import GoldError, run_headless_file
 
     p = existing_file(state, path)
-    head = read_bytes(state, path, 512 * 1024 * 1024)[:64]
-    if not head:
+    size = file_size(p, path)
+    if size == 0:
         raise GetterError(f"{path}: empty file")
+    check_size(path, size, MAX_SESSION_BYTES)
     try:
         summary = run_headless_file(SESSION_CODE, str(p))
     except GoldError as exc:
@@ -116,11 +206,10 @@ def pymol_session(state: FinalState, path: str, key: str | None = None) -> Any:
 def image_corner_rgb(state: FinalState, path: str) -> list[int]:
     """The top-left pixel of a saved image as [R, G, B] (0-255): the background of a figure."""
     p = existing_file(state, path)
-    try:
-        from PIL import Image
-
-        with Image.open(p) as img:
+    with open_image(p, path) as img:
+        try:
             pixel = img.convert("RGB").getpixel((0, 0))
-    except Exception as exc:  # PIL raises anything on junk input
-        raise GetterError(f"{path}: cannot read image: {type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # PIL raises anything on junk input
+            raise GetterError(f"{path}: cannot read image: {type(exc).__name__}: {exc}") \
+                from None
     return [int(v) for v in pixel]

@@ -18,16 +18,18 @@ import math
 import re
 import xml.etree.ElementTree as ET
 import zipfile
+import zlib
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.evaluation import GetterError, register
 from sciagent_gym.evaluation.getters._io import decode_text, pick_key, read_bytes
+from sciagent_gym.evaluation.getters._limits import MAX_JSON_BYTES, check_json, check_zip
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState
 
-_MAX_GEOJSON = 64 * 1024 * 1024
-_MAX_PROJECT = 32 * 1024 * 1024
+_MAX_GEOJSON = MAX_JSON_BYTES
+_MAX_PROJECT = 16 * 1024 * 1024  # parsed XML takes about ten times its text
 _EPSG = re.compile(r"EPSG:{1,2}(?:[\d.]*:)?(\d+)$", re.IGNORECASE)
 
 
@@ -90,6 +92,7 @@ def parse_geojson(data: bytes | str, label: str = "GeoJSON") -> dict[str, Any]:
     {field: [value per feature]}, "rows": [properties + "x", "y" (point or centroid of the
     vertices) + "area" (polygons, shoelace in the file's units)], "bbox"}.
     """
+    check_json(data, label)
     text = data if isinstance(data, str) else decode_text(data)
     try:
         doc = json.loads(text)
@@ -186,6 +189,7 @@ def parse_project(data: bytes, label: str = "project") -> dict[str, Any]:
     "layer_names", "layers": [{"name", "type", "provider", "source", "crs"}],
     "visible_layers"}."""
     if data[:2] == b"PK":
+        check_zip(data, label)
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
                 inner = [n for n in zf.namelist() if n.lower().endswith(".qgs")]
@@ -195,8 +199,11 @@ def parse_project(data: bytes, label: str = "project") -> dict[str, Any]:
                 if info.file_size > _MAX_PROJECT:
                     raise GetterError(f"{label}: project XML too large")
                 data = zf.read(inner[0])
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
+                ValueError, zlib.error) as exc:
             raise GetterError(f"{label}: broken .qgz archive: {exc}") from None
+    if b"<!ENTITY" in data:  # QGIS writes none; expat bounds expansion, this refuses it early
+        raise GetterError(f"{label}: project XML declares entities")
     try:
         root = ET.fromstring(data)
     except ET.ParseError as exc:

@@ -34,11 +34,17 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.evaluation import GetterError, register
 from sciagent_gym.evaluation.getters._io import decode_text, looks_binary, pick_key, read_bytes
+from sciagent_gym.evaluation.getters._limits import (
+    MAX_JSON_BYTES,
+    MAX_TEXT_BYTES,
+    check_json,
+    check_lines,
+    check_table,
+)
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState
 
-_MAX_BYTES = 256 * 1024 * 1024
 _LEGACY_TYPES = {"PathAnnotationObject": "annotation", "PathDetectionObject": "detection",
                  "PathCellObject": "cell", "PathTileObject": "tile", "TMACoreObject": "tmaCore",
                  "PathRootObject": "root"}
@@ -227,6 +233,7 @@ def parse_geojson(data: bytes | str, label: str = "GeoJSON") -> dict[str, Any]:
         text = data
     if not text.strip():
         raise GetterError(f"{label}: empty file")
+    check_json(text, label)
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -269,7 +276,7 @@ def qupath_geojson(state: FinalState, path: str, key: str | None = None,
                    name: str | None = None, object_type: str | None = None) -> Any:
     """A GeoJSON export (see :func:`parse_geojson`) or one dotted key of it; ``object_type``
     keeps only features of that type first, ``name`` picks the one feature of that name."""
-    doc = parse_geojson(read_bytes(state, path, _MAX_BYTES), path)
+    doc = parse_geojson(read_bytes(state, path, MAX_JSON_BYTES), path)
     if object_type is not None:
         kept = [f for f in doc["features"] if f["object_type"] == object_type]
         doc = {**doc, "features": kept, "n_features": len(kept),
@@ -293,6 +300,8 @@ def normalize_column(name: str) -> str:
 
 def _split_line(line: str, delim: str) -> list[str]:
     """getTableModelStrings quotes a field only when it contains the delimiter."""
+    if '"' not in line:
+        return line.split(delim)
     out, cur, quoted = [], [], False
     for ch in line:
         if ch == '"':
@@ -330,6 +339,7 @@ def parse_measurement_table(data: bytes | str, label: str = "table") -> dict[str
         text = decode_text(data)
     else:
         text = data
+    check_lines(text, label)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         raise GetterError(f"{label}: empty file")
@@ -347,6 +357,7 @@ def parse_measurement_table(data: bytes | str, label: str = "table") -> dict[str
                           "Classification, ROI)")
     if len(set(header)) != len(header):
         raise GetterError(f"{label}: duplicate column names in the header")
+    check_table(label, len(lines) - 1, (len(lines) - 1) * len(header))
     rows = []
     for i, line in enumerate(lines[1:], start=2):
         try:
@@ -390,7 +401,7 @@ def qupath_table(state: FinalState, path: str, key: str | None = None,
     ``name`` picks the one row whose Name is that; ``column`` (µm/um/μm and Class/Classification
     spellings alike) gives that column's values, or with ``name`` that row's cell.
     """
-    table = parse_measurement_table(read_bytes(state, path, _MAX_BYTES), path)
+    table = parse_measurement_table(read_bytes(state, path, MAX_TEXT_BYTES), path)
     rows = table["rows"]
     if object_type is not None:
         ot = find_column(table, "Object type", path)

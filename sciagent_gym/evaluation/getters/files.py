@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ._io import decode_text, existing_file, looks_binary, pick_key, read_bytes
+from ._limits import MAX_JSON_BYTES, MAX_TEXT_BYTES, check_json
 from .registry import GetterError, register
 
 if TYPE_CHECKING:
@@ -24,13 +25,15 @@ def file_exists(state: FinalState, path: str) -> bool:
 @register("file_text")
 def file_text(state: FinalState, path: str) -> str:
     """The file decoded as text (UTF-8, falling back to Latin-1)."""
-    return decode_text(read_bytes(state, path))
+    return decode_text(read_bytes(state, path, MAX_TEXT_BYTES))
 
 
 @register("file_json")
 def file_json(state: FinalState, path: str, key: str | None = None) -> Any:
     """The parsed JSON document, or the value at dotted ``key`` ("rois.0.name")."""
-    text = decode_text(read_bytes(state, path))
+    data = read_bytes(state, path, MAX_JSON_BYTES)
+    check_json(data, path)
+    text = decode_text(data)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -1,4 +1,9 @@
-"""Getters for images the agent saved (TIFF via tifffile when available, else PIL; PNG/JPEG)."""
+"""Getters for images the agent saved (TIFF via tifffile when available, else PIL; PNG/JPEG).
+
+Every read is bounded (:mod:`._limits`): the declared size is checked before pixels are
+decoded, and compressed TIFFs go through PIL, whose decoders stop at the declared size
+(tifffile's pure-Python fallbacks inflate a whole strip first, however large).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._io import existing_file
+from ._limits import LimitError, check_array, iter_frames, open_image, tiff_layout
 from .registry import GetterError, register
 
 if TYPE_CHECKING:
@@ -89,12 +95,10 @@ def _from_shape(arr: np.ndarray, frames_first: bool = False) -> LoadedImage:
     return LoadedImage(arr, planes, s, planes.shape[0])
 
 
-def _read_pil(p: Path) -> LoadedImage:
-    from PIL import Image, ImageSequence
-
+def _read_pil(p: Path, label: str) -> LoadedImage:
     frames: list[np.ndarray] = []
-    with Image.open(p) as im:
-        for frame in ImageSequence.Iterator(im):
+    with open_image(p, label) as im:
+        for frame in iter_frames(im, label):
             if frame.mode == "1":
                 frame = frame.convert("L")
             elif frame.mode in ("CMYK", "YCbCr", "LAB", "HSV"):
@@ -111,23 +115,36 @@ def _read_pil(p: Path) -> LoadedImage:
     return _from_shape(np.stack(frames), frames_first=frames[0].ndim == 2)
 
 
-def _read_tifffile(p: Path) -> LoadedImage:
+def _read_tifffile(p: Path, label: str) -> LoadedImage:
     with tifffile.TiffFile(p) as tif:
         if not tif.series:
             raise GetterError("no image data")
         series = tif.series[0]
+        axes = series.axes.upper()
+        check_array(label, tuple(series.shape), series.dtype,
+                    axes.index("S") if "S" in axes and len(axes) == len(series.shape) else None)
         return _from_axes(series.asarray(), series.axes)
 
 
+def _is_tiff(p: Path) -> bool:
+    with p.open("rb") as fh:
+        return fh.read(4) in (b"II*\0", b"MM\0*", b"II+\0", b"MM\0+")
+
+
 def load_image(p: Path, label: str) -> LoadedImage:
-    """Read ``p``; any parser failure becomes a GetterError mentioning ``label``."""
+    """Read ``p`` within the limits of :mod:`._limits`; any parser failure or limit becomes
+    a GetterError mentioning ``label``."""
     try:
-        if p.suffix.lower() in _TIFF_SUFFIXES and tifffile is not None:
-            img = _read_tifffile(p)
+        compressed = _is_tiff(p) and tiff_layout(p, label).compressed
+        if p.suffix.lower() in _TIFF_SUFFIXES and tifffile is not None and not compressed:
+            img = _read_tifffile(p, label)
         else:
-            img = _read_pil(p)
+            img = _read_pil(p, label)
+    except LimitError:
+        raise
     except GetterError as exc:
-        raise GetterError(f"{label}: cannot read image: {exc}") from None
+        why = str(exc).removeprefix(f"{label}: ").removeprefix("cannot read image: ")
+        raise GetterError(f"{label}: cannot read image: {why}") from None
     except Exception as exc:  # parsers raise anything on junk input
         raise GetterError(f"{label}: cannot read image: {type(exc).__name__}: {exc}") from None
     if img.planes.size == 0:
@@ -146,13 +163,15 @@ def _bit_depth(img: LoadedImage) -> int:
 
 
 def _stats(planes: np.ndarray) -> tuple[float, float, float]:
-    """Mean, min, max ignoring NaN like ImageJ does; all-NaN images give NaN."""
-    data = planes.astype(np.float64, copy=False)
+    """Mean, min, max ignoring NaN like ImageJ does; all-NaN images give NaN. Sums in
+    float64 without a float64 copy of the image (8 bytes per sample)."""
     if not np.issubdtype(planes.dtype, np.floating):
-        return float(data.mean()), float(data.min()), float(data.max())
+        return (float(planes.mean(dtype=np.float64)), float(planes.min()),
+                float(planes.max()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return float(np.nanmean(data)), float(np.nanmin(data)), float(np.nanmax(data))
+        return (float(np.nanmean(planes, dtype=np.float64)), float(np.nanmin(planes)),
+                float(np.nanmax(planes)))
 
 
 def info_of(img: LoadedImage) -> dict[str, Any]:

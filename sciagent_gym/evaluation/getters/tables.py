@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ._io import decode_text, looks_binary, read_bytes
+from ._limits import MAX_TEXT_BYTES, check_table
 from .registry import GetterError, register
 
 if TYPE_CHECKING:
@@ -73,20 +74,26 @@ def _delimiter(first_line: str, path: str) -> str:
 
 
 def read_table(state: FinalState, path: str) -> Table:
-    """Parse ``path``; ragged rows, binary data and empty files are GetterErrors."""
-    data = read_bytes(state, path)
+    """Parse ``path``; ragged rows, binary data, empty files and tables beyond the limits of
+    :func:`._limits.check_table` are GetterErrors."""
+    data = read_bytes(state, path, MAX_TEXT_BYTES)
     if not data.strip():
         raise GetterError(f"{path}: empty file")
     if looks_binary(data):
         raise GetterError(f"{path}: binary data, not a text table")
     text = decode_text(data)
-    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    # the header line decides the delimiter; never split the whole file just to find it
+    first = next((ln for ln in text[:1 << 20].splitlines() if ln.strip()), "")
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(first, path))
     header: list[str] | None = None
     rows: list[list[Cell]] = []
     drop_trailing = False
+    records = cells = 0
     try:
         for raw in reader:
+            records += 1
+            cells += len(raw)
+            check_table(path, records, cells)
             if not raw or (len(raw) == 1 and not raw[0].strip()):
                 continue
             if header is None:

@@ -6,7 +6,8 @@ units of the display and the control server, masked units). A build has three st
 skipped when the key of its inputs is unchanged:
 
 1. ``debootstrap`` (the slow one, ~90 s): a minbase Debian root filesystem with the packages.
-2. ``configure``: user ``user``, the tool's snapshot home, this package copied in, the units.
+2. ``configure``: users ``user`` (programs) and ``agent`` (CLI commands) sharing group
+   ``sciwork`` (the work directory's), the tool's snapshot home, this package, the units.
    Keyed on a hash of everything copied, so a code change redoes only stages 2 and 3.
 3. ``disk``: ``mkfs.ext4 -d`` (no root-only loop mounts) and ``qemu-img convert`` to
    ``base.qcow2``, with the kernel and initrd next to it for a direct kernel boot.
@@ -35,10 +36,16 @@ from typing import Any
 from sciagent_gym.errors import SciAgentError
 
 #: Bump when the code of a stage changes in a way its key does not capture.
-STAGE_VERSIONS = {"debootstrap": 1, "configure": 1, "disk": 1}
+STAGE_VERSIONS = {"debootstrap": 1, "configure": 2, "disk": 1}
 STAGES = ("debootstrap", "configure", "disk")
 GUEST_UID = 1000
 GUEST_USER = "user"
+#: The agent's CLI commands run as this user (another uid than the programs and the server).
+AGENT_UID = 1001
+AGENT_USER = "agent"
+#: The group of the work directory, shared by both.
+WORK_GID = 1002
+WORK_GROUP = "sciwork"
 _PACKAGE_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 _SCREEN = re.compile(r"^[1-9][0-9]{2,4}x[1-9][0-9]{2,4}$")
 _DISK_SIZE = re.compile(r"^[1-9][0-9]*[MG]$")
@@ -591,7 +598,7 @@ def _stage_configure(recipe: Recipe, directory: Path, log: Path, bar: _Progress,
     def record(rel: str) -> None:
         written.append(rel)
 
-    _add_user(rootfs)
+    _add_users(rootfs)
     # The home as every episode starts: the tool's snapshot, plus the working directory.
     user_home = rootfs / "home" / GUEST_USER
     _remove(user_home)
@@ -599,6 +606,7 @@ def _stage_configure(recipe: Recipe, directory: Path, log: Path, bar: _Progress,
         shutil.copytree(home, user_home, symlinks=True)
     (user_home / "work").mkdir(parents=True, exist_ok=True)
     _chown_tree(user_home, GUEST_UID, GUEST_UID)
+    _zone_permissions(rootfs)
     # This package and mss, into the guest's system Python (byte-compiled below).
     site = rootfs / "usr" / "lib" / "python3" / "dist-packages"
     for dest in sorted(trees):
@@ -728,20 +736,46 @@ _STAGE_FUNCS: dict[str, Callable[..., dict[str, Any]]] = {
 # -- small file helpers -----------------------------------------------------------------------
 
 
-def _add_user(rootfs: Path) -> None:
-    """``user`` (uid/gid 1000, locked password) in passwd/group/shadow/gshadow, idempotently."""
+def _add_users(rootfs: Path) -> None:
+    """``user`` (programs), ``agent`` (CLI commands) and their shared group ``sciwork``, with
+    locked passwords, in passwd/group/shadow/gshadow, idempotently."""
     entries = {
-        "passwd": f"{GUEST_USER}:x:{GUEST_UID}:{GUEST_UID}:sciagent:/home/{GUEST_USER}:/bin/bash",
-        "group": f"{GUEST_USER}:x:{GUEST_UID}:",
-        "shadow": f"{GUEST_USER}:!:19000:0:99999:7:::",
-        "gshadow": f"{GUEST_USER}:!::",
+        "passwd": {
+            GUEST_USER: f"{GUEST_USER}:x:{GUEST_UID}:{GUEST_UID}:sciagent:/home/{GUEST_USER}:"
+                        "/bin/bash",
+            AGENT_USER: f"{AGENT_USER}:x:{AGENT_UID}:{AGENT_UID}:sciagent agent:"
+                        f"/home/{AGENT_USER}:/bin/sh"},
+        "group": {GUEST_USER: f"{GUEST_USER}:x:{GUEST_UID}:",
+                  AGENT_USER: f"{AGENT_USER}:x:{AGENT_UID}:",
+                  WORK_GROUP: f"{WORK_GROUP}:x:{WORK_GID}:{GUEST_USER},{AGENT_USER}"},
+        "shadow": {name: f"{name}:!:19000:0:99999:7:::" for name in (GUEST_USER, AGENT_USER)},
+        "gshadow": {GUEST_USER: f"{GUEST_USER}:!::", AGENT_USER: f"{AGENT_USER}:!::",
+                    WORK_GROUP: f"{WORK_GROUP}:!::{GUEST_USER},{AGENT_USER}"},
     }
-    for fname, entry in entries.items():
+    for fname, mine in entries.items():
         path = rootfs / "etc" / fname
         lines = path.read_text().splitlines() if path.exists() else []
-        kept = [ln for ln in lines if not ln.startswith(f"{GUEST_USER}:")]
+        kept = [ln for ln in lines if ln.split(":", 1)[0] not in mine]
         mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-        _write(path, "\n".join([*kept, entry]) + "\n", mode)
+        _write(path, "\n".join([*kept, *mine.values()]) + "\n", mode)
+
+
+def _zone_permissions(rootfs: Path) -> None:
+    """What each zone may touch: ``/home/user`` only traversable by others (to reach work),
+    everything in it but work private to ``user``; work shared with ``agent`` through the
+    group (setgid, so what either writes stays shared); ``/home/agent`` the agent's own."""
+    user_home = rootfs / "home" / GUEST_USER
+    user_home.chmod(0o711)
+    for entry in user_home.iterdir():
+        if entry.name != "work" and not entry.is_symlink():
+            entry.chmod(entry.stat().st_mode & 0o700)
+    work = user_home / "work"
+    os.chown(work, GUEST_UID, WORK_GID)
+    work.chmod(0o2770)
+    agent_home = rootfs / "home" / AGENT_USER
+    agent_home.mkdir(exist_ok=True)
+    os.chown(agent_home, AGENT_UID, AGENT_UID)
+    agent_home.chmod(0o700)
 
 
 def _write(path: Path, text: str, mode: int = 0o644) -> None:

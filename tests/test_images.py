@@ -308,14 +308,19 @@ def test_kernel_args_formatting():
 def test_qemu_command_line(tmp_path):
     image = _fake_image(tmp_path)
     vm = QemuVM(image, memory_mb=1024, cpus=1, kernel_args={"sciagent.token": "t0k"})
-    assert vm.token == "t0k" and vm.kernel_args["sciagent.screen"] == "800x600"
+    # a token given on the kernel command line is not used: each VM draws its own, which
+    # reaches the guest through a 0600 file (fw_cfg), never through a command line
+    assert vm.token != "t0k" and vm.kernel_args["sciagent.screen"] == "800x600"
     vm._res.directory, vm._port = tmp_path, 12345
     argv = vm.command("tcg")
     joined = " ".join(argv)
+    assert vm.token not in joined and "restrict=on" in joined
+    assert any(a.startswith("name=opt/sciagent/token,file=") for a in argv)
     assert argv[argv.index("-accel") + 1] == "tcg" and argv[argv.index("-cpu") + 1] == "max"
     assert "hostfwd=tcp:127.0.0.1:12345-:8000" in joined
     assert argv[argv.index("-m") + 1] == "1024"
-    assert "sciagent.token=t0k sciagent.screen=800x600" in argv[argv.index("-append") + 1]
+    append = argv[argv.index("-append") + 1]
+    assert "sciagent.screen=800x600" in append and "sciagent.token" not in append
     assert f"unix:{tmp_path / 'qmp.sock'},server=on,wait=off" in argv
     assert "-incoming" not in argv
     assert " ".join(vm.command("kvm")).count("-accel kvm -cpu host") == 1
@@ -334,7 +339,7 @@ def test_incoming_takes_the_saved_command_line(tmp_path):
             "disk": "state.bin.disk.qcow2"}
     (tmp_path / "s" / "state.bin.json").write_text(json.dumps(meta))
     vm = QemuVM(image, incoming=state)
-    assert vm.token == "saved" and vm._requested_accel == "tcg"
+    assert vm.token != "saved" and vm._requested_accel == "tcg"
     assert vm._backing == state.parent / "state.bin.disk.qcow2"
     vm._res.directory, vm._port = tmp_path, 1
     assert vm.command("tcg")[-2:] == ["-incoming", f"exec:cat {state.resolve()}"]

@@ -64,6 +64,36 @@ def _run(vm: QemuVM, command: str) -> str:
     return ControlClient(vm.url, vm.token).run(command, timeout=30).output
 
 
+def _check_isolation(vm: QemuVM, health: dict) -> None:
+    """The agent's commands run as 'agent' without network and cannot find the token; the
+    guest's network reaches nothing on the host (restrict=on)."""
+    import socket
+
+    from sciagent_gym.server.client import ControlClient
+
+    assert health["cli_isolated"] is True
+    out = _run(vm, "id -un; cat /proc/cmdline; tail -n +3 /proc/net/dev | cut -d: -f1; "
+                   "cat /sys/firmware/qemu_fw_cfg/by_name/opt/sciagent/token/raw; env; "
+                   "ls /home/user/tmp")
+    assert out.split()[0] == "agent" and vm.token not in out, out
+    assert "Permission denied" in out and "eth0" not in out and "ens" not in out, out
+    # A program (user 'user', the guest's own network) tries the host's loopback.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        client = ControlClient(vm.url, vm.token)
+        probe = (f"import socket\ntry:\n socket.create_connection(('10.0.2.2', {port}), 5)"
+                 "\n print('reached')\nexcept OSError as e:\n print('blocked', e)\n")
+        log = f"{health['paths']['tmp']}/probe.log"
+        client.launch("probe", ["python3", "-c", probe], log=log)
+        deadline = time.monotonic() + 60
+        while client.poll("probe")["running"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        result = client.read_text(log) or ""
+    assert "blocked" in result and "reached" not in result, result
+
+
 @pytest.mark.timeout(900)
 def test_boot_snapshot_restore_and_clean_close(image, tmp_path):
     t0 = time.monotonic()
@@ -76,6 +106,7 @@ def test_boot_snapshot_restore_and_clean_close(image, tmp_path):
         boot = time.monotonic() - t0
         status, body = _health(vm, vm.token)
         assert status == 200 and body["ok"] and body["width"] == 1280, (status, body)
+        _check_isolation(vm, body)
 
         _run(vm, "echo saved > /home/user/work/marker")
         save_s = vm.savevm("clean")
@@ -99,8 +130,10 @@ def test_boot_snapshot_restore_and_clean_close(image, tmp_path):
 
     t3 = time.monotonic()
     with QemuVM(image, incoming=state, workdir=tmp_path / "vms") as worker:
-        assert worker.token == vm.token  # the guest keeps the command line it was saved with
+        assert worker.token != vm.token  # each VM its own token, never the saved one
         assert worker.wait_http(timeout=60) == 401
+        assert _health(worker, worker.token)[0] == 200  # the guest re-keys from its fw_cfg
+        assert _health(worker, vm.token)[0] == 401  # and the saver's token is dead
         incoming_s = time.monotonic() - t3
         assert _run(worker, "cat /home/user/work/marker").strip() == "saved"
         worker.savevm("w")

@@ -52,8 +52,10 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def remote_env(server):
+    # This server runs commands as its own user (no --agent-user): not isolated, so CLI
+    # actions need the development switch.
     env = gym.make("SciGUI-ImageJ-v0", provider="remote", url=server["url"],
-                   token=server["token"])
+                   token=server["token"], allow_unsafe_cli=True)
     yield env
     env.close()
 
@@ -96,8 +98,11 @@ def test_reset_restores_the_start_frame(remote_env):
 def test_cli_clipboard_and_state_channel(remote_env, server):
     env = remote_env
     env.reset(seed=0, options={"task": "count-nuclei"})
+    assert env.unwrapped.provider.cli_isolated is False  # the server does not declare it
     obs, *_ = env.step("run('ls; echo $HOME')")
     assert "nuclei" in obs["terminal"] and str(server["home"]) in obs["terminal"]
+    obs, *_ = env.step("run('env')")  # the token came in $SCIAGENT_TOKEN: not passed on
+    assert "PATH=" in obs["terminal"] and server["token"] not in obs["terminal"]
     env.step("computer.set_clipboard('over http')")
     obs, *_ = env.step("computer.get_clipboard()")
     assert obs["terminal"] == "clipboard:\nover http"
@@ -125,7 +130,10 @@ def test_bad_requests_get_a_4xx_with_a_reason(server):
         ("GET", "/files/raw", {}, 400, "'path' is required"),
         ("GET", "/files/raw", {"params": {"path": "relative"}}, 400, "absolute"),
         ("POST", "/windows/close", {"json": {"id": 1}}, 404, "no window"),
-        ("PUT", "/tree", {"params": {"path": "/tmp/x"}, "data": b"not a tar"}, 400, "tar"),
+        ("PUT", "/tree", {"params": {"path": f"{server['home']}/x"}, "data": b"not a tar"},
+         400, "tar"),
+        ("PUT", "/tree", {"params": {"path": "/tmp/x"}, "data": b"not a tar"}, 403, "outside"),
+        ("GET", "/files/raw", {"params": {"path": "/etc/passwd"}}, 403, "outside"),
         ("POST", "/settle", {"json": {"cap": 1e9}}, 400, "out of range"),
         ("POST", "/actions", {"data": b"x" * (5 << 20)}, 413, "exceeds the limit"),
     ]
@@ -136,7 +144,7 @@ def test_bad_requests_get_a_4xx_with_a_reason(server):
     assert ControlClient(url, token).health()["ok"]  # still serving after all that
 
 
-def test_tar_upload_cannot_escape_its_directory(server, tmp_path):
+def test_tar_upload_cannot_escape_its_directory(server):
     import io
     import tarfile
 
@@ -147,9 +155,9 @@ def test_tar_upload_cannot_escape_its_directory(server, tmp_path):
         tar.addfile(info, io.BytesIO(b"hi"))
     client = ControlClient(server["url"], server["token"])
     with pytest.raises(ControlError, match="outside the target directory"):
-        client._request("PUT", "/tree", params={"path": str(tmp_path / "in")},
+        client._request("PUT", "/tree", params={"path": str(server["home"] / "in")},
                         data=buf.getvalue())
-    assert not (tmp_path / "escaped.txt").exists()
+    assert not (server["home"] / "escaped.txt").exists()
 
 
 def test_wrong_token_fails_fast(server):

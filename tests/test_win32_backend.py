@@ -16,6 +16,7 @@ import sys
 import tarfile
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +26,7 @@ from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.controller.windows import WindowLister
 from sciagent_gym.controller.x11 import X11Controller
 from sciagent_gym.server import backend, win32
+from sciagent_gym.server.files import PathRefused, TreeLimits
 from sciagent_gym.server.machine import Machine
 from sciagent_gym.server.win32 import Win32Machine
 
@@ -332,12 +334,18 @@ def _tar(*names: str) -> bytes:
     return buf.getvalue()
 
 
-def test_put_tree_refuses_windows_escapes_and_unpacks_the_rest(tmp_path):
-    with pytest.raises(ValueError, match="outside"):
-        Win32Machine.put_tree(str(tmp_path), _tar("fine.txt", "C:evil.txt"))
-    assert not list(tmp_path.iterdir())
-    Win32Machine.put_tree(str(tmp_path / "t"), _tar("fine.txt", "sub/b.txt"))
-    assert (tmp_path / "t" / "sub" / "b.txt").read_bytes() == b"ok"
+def test_put_tree_refuses_windows_escapes_and_unpacks_the_rest(fake, tmp_path):
+    machine = Win32Machine("win32", str(tmp_path / "home"))
+    work, limits = Path(machine.work), TreeLimits()
+    for bad in ("C:evil.txt", "a\\..\\..\\evil.txt", "\\evil.txt"):
+        with pytest.raises(PathRefused, match="outside"):
+            machine.put_tree(machine.work, io.BytesIO(_tar("fine.txt", bad)), limits)
+        assert not [p for p in work.iterdir() if p.name != "fine.txt"]
+    machine.put_tree(f"{machine.work}/t", io.BytesIO(_tar("fine.txt", "sub/b.txt")), limits)
+    assert (work / "t" / "sub" / "b.txt").read_bytes() == b"ok"
+    for outside in (str(tmp_path), f"{machine.home}/../x", "C:/x", f"{machine.work}\\..\\.."):
+        with pytest.raises(PathRefused):
+            machine.put_tree(outside, io.BytesIO(_tar("fine.txt")), limits)
 
 
 def test_prototypes_name_known_dlls_once():
@@ -356,7 +364,7 @@ class _Fake:
 def test_make_machine_picks_x11_off_windows(monkeypatch):
     monkeypatch.setattr(backend, "Machine", _Fake)
     machine = backend.make_machine(":5", "/home/u", None)
-    assert isinstance(machine, _Fake) and machine.args == (":5", "/home/u", None)
+    assert isinstance(machine, _Fake) and machine.args == (":5", "/home/u", None, None)
     with pytest.raises(ValueError, match="display"):
         backend.make_machine(None, "/home/u", None)
 
@@ -366,7 +374,7 @@ def test_make_machine_picks_win32_on_windows(monkeypatch):
     monkeypatch.setattr(win32, "Win32Machine", _Fake)
     machine = backend.make_machine(None, "C:/sciagent", "C:/sciagent/work")
     assert isinstance(machine, _Fake) and machine.args == ("win32", "C:/sciagent",
-                                                          "C:/sciagent/work")
+                                                          "C:/sciagent/work", None)
 
 
 # -- the glue, against a stand-in for the Win32 API ------------------------------------------

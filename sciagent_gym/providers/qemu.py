@@ -12,6 +12,7 @@ already running program. All talk to the guest goes through the control server
 from __future__ import annotations
 
 import fcntl
+import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.images import BuiltImage, get_image
-from sciagent_gym.providers.qemu_vm import QemuVM
+from sciagent_gym.providers.qemu_vm import QemuVM, private_dir, write_private
 from sciagent_gym.providers.remote import RemoteProvider
 
 if TYPE_CHECKING:
@@ -36,8 +37,9 @@ TCG_SLOWDOWN = 5.0
 @contextmanager
 def _locked(path: Path):
     """An exclusive lock file, so two envs do not build the same start state at once."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as fh:
+    private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "r+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
@@ -51,7 +53,8 @@ def start_state(image: BuiltImage, tool: ToolAdapter, width: int, height: int, *
     """The saved machine state with ``tool`` started and ready (built once, then reused).
 
     Keyed by the image build, the screen size, RAM and CPUs, since a restored VM keeps all of
-    them; a rebuilt image gets a new state.
+    them; a rebuilt image gets a new state. The states folder is 0700 and its files 0600: a
+    state holds the guest's whole RAM.
     """
     states = image.directory / "states"
     path = states / f"{tool.name}-{width}x{height}-m{memory_mb}-c{cpus}-{image.key[:12]}.state"
@@ -74,8 +77,9 @@ def start_state(image: BuiltImage, tool: ToolAdapter, width: int, height: int, *
                 guest.close()
             ready = time.monotonic()
             vm.save_state(path, resume=False)
-            done.write_text(f"boot {booted - t0:.1f} s, program {ready - booted:.1f} s, "
-                            f"save {time.monotonic() - ready:.1f} s, accel {vm.accel}\n")
+            write_private(done, f"boot {booted - t0:.1f} s, program {ready - booted:.1f} s, "
+                                f"save {time.monotonic() - ready:.1f} s, accel {vm.accel}\n"
+                                .encode())
         finally:
             vm.close()
     return path

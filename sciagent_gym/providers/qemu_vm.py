@@ -1,11 +1,21 @@
 """One QEMU virtual machine booting a built guest image, driven over QMP.
 
-Each :class:`QemuVM` gets a private temp folder (a qcow2 overlay over the image, so the image is
-never written; the QMP socket; the serial log), a free loopback port forwarded to the guest's
-control server on :8000, and a QEMU process started through :func:`processes.spawn`, so it dies
-with this interpreter. Snapshots: ``savevm``/``loadvm`` keep VM states inside the overlay;
-``save_state`` writes a migration stream plus a copy of the overlay that other VMs start from
-with ``incoming=`` (internal snapshots are invisible through a new overlay, see FIELD-NOTES).
+Each :class:`QemuVM` gets a private temp folder (0700: a qcow2 overlay over the image, so the
+image is never written; the QMP socket; the serial log), a free loopback port forwarded to the
+guest's control server on :8000, and a QEMU process started through :func:`processes.spawn`, so
+it dies with this interpreter. Snapshots: ``savevm``/``loadvm`` keep VM states inside the
+overlay; ``save_state`` writes a migration stream plus a copy of the overlay that other VMs start
+from with ``incoming=`` (internal snapshots are invisible through a new overlay, see
+FIELD-NOTES).
+
+The guest is untrusted (the agent runs commands in it). Its user network is ``restrict=on``:
+no route to the internet or to the host (10.0.2.2), only the control port forwarded in. The
+control token is never on a command line (``ps`` shows every argv, and the guest's
+``/proc/cmdline`` is world-readable): each VM draws its own and hands it over as a ``fw_cfg``
+file that only the guest's root can read; the file on the host is 0600 and removed once QEMU
+has read it. A VM restored from a saved state starts with the saver's token in its RAM; the
+guest's server re-reads fw_cfg when a request's token differs, so the host's first request
+switches it to this VM's own token. Saved states hold no token.
 """
 
 from __future__ import annotations
@@ -36,6 +46,8 @@ from sciagent_gym.images import BuiltImage
 QEMU = "qemu-system-x86_64"
 GUEST_PORT = 8000
 _DIR_PREFIX = "sciagent-qemu-"
+#: The fw_cfg entry the guest's control server reads its token from (as root).
+TOKEN_FW_CFG = "opt/sciagent/token"
 BASE_CMDLINE = ("root=/dev/vda", "rw", "console=ttyS0", "quiet")
 _ARG_TOKEN = re.compile(r"^[A-Za-z0-9_.:,/@+=-]*$")
 _HMP_ERROR = re.compile(r"^(Error|Could not|Unknown command)|\b(Error|error): ", re.M)
@@ -260,12 +272,12 @@ class QemuVM:
         self._accel: str | None = None
         self._port: int | None = None
         self._backing = image.disk
-        args: dict[str, str | None] = {"sciagent.token": secrets.token_urlsafe(24),
-                                       "sciagent.screen": image.screen}
+        self._token = secrets.token_urlsafe(24)  # this VM's own, whatever state it restores
+        args: dict[str, str | None] = {"sciagent.screen": image.screen}
         if self.incoming is not None:
             args = self._from_saved_state(args, kernel_args)
-        elif kernel_args:
-            args.update(kernel_args)
+        elif kernel_args:  # a token never goes on a command line (see token)
+            args.update({k: v for k, v in kernel_args.items() if k != "sciagent.token"})
         self.kernel_args = args
         format_kernel_args(args)  # fail early on a bad argument
         self._res = _Resources()
@@ -288,7 +300,7 @@ class QemuVM:
             if meta[name] != mine:
                 raise QemuError(f"{self.incoming} was saved with {name}={meta[name]}, "
                                 f"not {mine}: pass the same value")
-        saved = meta["kernel_args"]
+        saved = {k: v for k, v in meta["kernel_args"].items() if k != "sciagent.token"}
         clash = {k: v for k, v in (kernel_args or {}).items() if saved.get(k) != v}
         if clash:
             raise QemuError(f"a restored VM keeps the kernel command line it was saved with; "
@@ -303,7 +315,8 @@ class QemuVM:
 
     @property
     def token(self) -> str:
-        return self.kernel_args.get("sciagent.token") or ""
+        """This VM's control token (only ever in memory here and in the guest's fw_cfg)."""
+        return self._token
 
     @property
     def host_port(self) -> int:
@@ -345,7 +358,7 @@ class QemuVM:
         if self.workdir is not None:
             self.workdir.mkdir(parents=True, exist_ok=True)
         self._res.directory = Path(tempfile.mkdtemp(prefix=_DIR_PREFIX, dir=self.workdir))
-        d = self._res.directory
+        d = self._res.directory  # mkdtemp: 0700
         (d / "owner.pid").write_text(str(os.getpid()))
         if "," in str(d):
             self.close()
@@ -353,6 +366,7 @@ class QemuVM:
                             "workdir")
         sweep_stale_dirs(d.parent)
         try:
+            write_private(d / "token", self._token.encode())
             _check_run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2",
                         "-b", str(self._backing.resolve()), str(d / "overlay.qcow2")],
                        "creating the overlay disk")
@@ -366,6 +380,7 @@ class QemuVM:
                         raise
             kvm = self.qmp("query-kvm")
             self._accel = "kvm" if kvm.get("enabled") else "tcg"
+            (d / "token").unlink()  # QEMU read it at start (its fw_cfg keeps it in memory)
             if self.incoming is not None:
                 self._finish_incoming(timeout)
         except BaseException:
@@ -411,8 +426,12 @@ class QemuVM:
                 "-append", format_kernel_args(self.kernel_args),
                 "-drive", f"file={d / 'overlay.qcow2'},if=none,id=disk0,format=qcow2",
                 "-device", "virtio-blk-pci,drive=disk0",
-                "-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{self._port}-:{GUEST_PORT}",
+                # restrict=on: the guest reaches neither the host nor beyond; only the
+                # control port comes in, on the host's loopback.
+                "-netdev", f"user,id=n0,restrict=on,"
+                           f"hostfwd=tcp:127.0.0.1:{self._port}-:{GUEST_PORT}",
                 "-device", "virtio-net-pci,netdev=n0",
+                "-fw_cfg", f"name={TOKEN_FW_CFG},file={d / 'token'}",
                 "-device", "virtio-rng-pci",
                 "-display", "none",
                 "-qmp", f"unix:{d / 'qmp.sock'},server=on,wait=off",
@@ -507,14 +526,16 @@ class QemuVM:
         build) beside it. The VM runs again afterwards when it was running and ``resume``.
         """
         path = Path(path).resolve()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         was_running = self.status() == "running"
         if was_running:
             self.pause()
         disk = path.with_name(path.name + ".disk.qcow2")
         self._copy_disk_top(disk, timeout)
+        disk.chmod(0o600)
         # QEMU throttles migration to 128 MiB/s by default; a file can take it all at once.
         self.qmp("migrate-set-parameters", **{"max-bandwidth": 64 << 30})
+        write_private(path, b"")  # the guest's RAM: 0600 before a byte goes in
         self.qmp("migrate", uri=f"exec:cat > {shlex.quote(str(path))}")
         deadline = time.monotonic() + timeout
         while True:
@@ -532,7 +553,7 @@ class QemuVM:
                 "memory_mb": self.memory_mb, "cpus": self.cpus, "accel": self.accel,
                 "kernel_args": self.kernel_args, "disk": disk.name,
                 "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        _state_meta_path(path).write_text(json.dumps(meta, indent=2))
+        write_private(_state_meta_path(path), json.dumps(meta, indent=2).encode())
         if was_running and resume:
             self.resume()
         return path
@@ -611,6 +632,23 @@ def sweep_stale_dirs(parent: Path) -> list[Path]:
         except (OSError, ValueError):  # no pid file yet, or not ours to judge
             continue
     return removed
+
+
+def private_dir(path: Path) -> Path:
+    """``path`` as a directory only its owner can enter (made if missing)."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.chmod(0o700)
+    return path
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace ``path`` by a file of mode 0600 holding ``data`` (a link there is replaced,
+    not followed)."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
 
 
 def _state_meta_path(path: Path) -> Path:

@@ -46,12 +46,13 @@ def run_reset_hook(hook: ResetHook, provider: RemoteProvider, timeout: float = 6
         return
     if hook.startswith(("http://", "https://")):
         try:
-            reply = requests.post(hook, timeout=timeout)
+            with requests.post(hook, timeout=timeout, stream=True) as reply:
+                if reply.status_code >= 400:
+                    text = reply.raw.read(300, decode_content=False)
+                    raise ResetHookError(f"reset hook {hook}: HTTP {reply.status_code}: "
+                                         f"{text.decode('utf-8', 'replace')}")
         except requests.RequestException as exc:
             raise ResetHookError(f"reset hook {hook} unreachable: {exc}") from None
-        if reply.status_code >= 400:
-            raise ResetHookError(f"reset hook {hook}: HTTP {reply.status_code}: "
-                                 f"{reply.text[:300]}")
         return
     try:
         done = subprocess.run(hook, shell=True, capture_output=True, timeout=timeout)
@@ -82,6 +83,7 @@ class RemoteProvider(Provider):
         self._client = ControlClient(url, token, timeout)
         self._mirror = Path(tempfile.mkdtemp(prefix="sciagent-remote-")) / "work"
         self._paths: dict[str, str] = {}
+        self._cli_isolated = False
         try:
             self._check(self._client.wait_healthy(connect_timeout))
         except BaseException:
@@ -89,11 +91,16 @@ class RemoteProvider(Provider):
             raise
 
     def _check(self, health: dict[str, Any]) -> None:
+        """Take the display size, paths and isolation from a ``/health`` reply (its shape
+        checked by the client): frames of any other size are refused from then on."""
         if (health["width"], health["height"]) != (self.width, self.height):
             raise SciAgentError(
                 f"the remote display is {health['width']}x{health['height']} but the env's "
                 f"screen_size is {self.width}x{self.height}; make them equal")
-        self._paths = dict(health["paths"])
+        self._paths = {k: v for k, v in health["paths"].items()
+                       if isinstance(k, str) and isinstance(v, str) and len(v) < 4096}
+        self._cli_isolated = health.get("cli_isolated") is True
+        self._client.screen_size = (self.width, self.height)
 
     @property
     def client(self) -> ControlClient:
@@ -256,7 +263,9 @@ class RemoteProvider(Provider):
 
     @property
     def cli_isolated(self) -> bool:
-        return True  # commands run on the remote machine, never on this host
+        """Only what the server declares: commands that run on the remote machine as the
+        server's own user could still reach its token, programs and files."""
+        return self._cli_isolated
 
     def close(self) -> None:
         client = getattr(self, "_client", None)

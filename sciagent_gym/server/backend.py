@@ -13,13 +13,14 @@ if TYPE_CHECKING:
     from sciagent_gym.server.win32 import Win32Machine
 
 
-def make_machine(display: str | None, home: str, work: str | None) -> Machine | Win32Machine:
+def make_machine(display: str | None, home: str, work: str | None,
+                 tmp: str | None = None) -> Machine | Win32Machine:
     """The machine for this platform. On Windows ``display`` only names the desktop in
     ``/health`` (there is one interactive desktop per session); elsewhere it is the X display."""
     if sys.platform == "win32":
         from sciagent_gym.server import win32
 
-        return win32.Win32Machine(display or "win32", home, work)
+        return win32.Win32Machine(display or "win32", home, work, tmp)
     if not display:
         raise ValueError("no X display: pass --display or set DISPLAY")
-    return Machine(display, home, work)
+    return Machine(display, home, work, tmp)

@@ -8,13 +8,11 @@ so an adapter's state channel (ImageJ's ``-eval`` client, say) runs here unchang
 
 from __future__ import annotations
 
-import io
 import os
-import shutil
-import tarfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -25,23 +23,8 @@ from sciagent_gym.controller.windows import WindowInfo, WindowLister
 from sciagent_gym.controller.x11 import X11Controller
 from sciagent_gym.providers import sandbox_agent as procs
 from sciagent_gym.providers.sandbox import CommandResult
-
-
-def safe_members(tar: tarfile.TarFile) -> list[tarfile.TarInfo]:
-    """The members of ``tar`` if all stay inside the target directory; else ValueError."""
-    members = tar.getmembers()
-    for m in members:
-        parts = Path(m.name).parts
-        if m.name.startswith("/") or ".." in parts:
-            raise ValueError(f"tar member {m.name!r} points outside the target directory")
-        if not (m.isfile() or m.isdir() or m.issym()):
-            raise ValueError(f"tar member {m.name!r} is not a file, directory or symlink")
-        if m.issym():
-            target = Path(m.name).parent / m.linkname
-            if m.linkname.startswith("/") or ".." in target.parts:
-                raise ValueError(f"symlink {m.name!r} -> {m.linkname!r} leaves the directory")
-        m.mode &= 0o777  # no setuid/setgid bits from a client
-    return members
+from sciagent_gym.server.files import Confined, TreeLimits
+from sciagent_gym.server.zones import UserZones
 
 
 def _screen_size(display_name: str) -> tuple[int, int]:
@@ -64,21 +47,65 @@ class Machine:
     ready_scale: float = 1.0
 
     def __init__(self, display_name: str, home: str, work: str | None = None,
-                 tmp: str = "/tmp") -> None:
+                 tmp: str | None = None) -> None:
         self.display_name = display_name
         self.width, self.height = _screen_size(display_name)
-        self.home, self.work, self.tmp = home, work or f"{home}/work", tmp
-        Path(self.work).mkdir(parents=True, exist_ok=True)
+        self._init_files(home, work, tmp)
         # One X connection is not thread-safe; the HTTP server is threaded.
         self._x = threading.RLock()
-        self._procs = threading.Lock()
         self.controller = X11Controller(display_name, self.width, self.height)
         self._windows = WindowLister(display_name)
         self.clipboard = Clipboard(display_name)
 
+    def _init_files(self, home: str, work: str | None, tmp: str | None) -> None:
+        """Directories, file confinement and programs: the part of a machine without X."""
+        self.home = os.path.abspath(home)
+        self.work = os.path.abspath(work or f"{self.home}/work")
+        # Answer files and logs: a private directory, not the shared /tmp.
+        self.tmp = os.path.abspath(tmp or f"{self.home}/tmp")
+        Path(self.work).mkdir(parents=True, exist_ok=True)
+        Path(self.tmp).mkdir(mode=0o700, parents=True, exist_ok=True)
+        #: Every file route is confined to these directories.
+        self.files = Confined([self.home, self.work, self.tmp])
+        #: Set by :meth:`use_zones`: programs and commands then run as two other users.
+        self.zones: UserZones | None = None
+        self._procs = threading.Lock()
+
     @property
     def paths(self) -> dict[str, str]:
         return {"home": self.home, "work": self.work, "tmp": self.tmp}
+
+    @property
+    def cli_isolated(self) -> bool:
+        """Whether commands run in a zone of their own (told to clients in ``/health``)."""
+        return self.zones is not None
+
+    def use_zones(self, zones: UserZones) -> None:
+        """Run programs as ``zones.program`` and commands as ``zones.agent`` from now on.
+
+        The work directory goes to the program user and the group both share (setgid, so
+        what either writes stays shared); the private tmp and the rest of the home become
+        the program user's alone (the home itself only traversable, to reach work)."""
+        prog, group = zones.program.uid, zones.program.gid
+        os.chown(self.home, prog, group)
+        os.chmod(self.home, 0o711)
+        os.chown(self.work, prog, zones.shared_gid)
+        os.chmod(self.work, 0o2770)
+        os.chown(self.tmp, prog, group)
+        os.chmod(self.tmp, 0o700)
+        self.zones = zones
+        self.files = Confined([self.home, self.work, self.tmp], owner=(prog, -1))
+        self._seal_home()
+
+    def _seal_home(self) -> None:
+        """Nothing in the program's home but work is open to other users (the agent)."""
+        if self.zones is None:
+            return
+        keep = {os.path.basename(self.work), os.path.basename(self.tmp)}
+        with os.scandir(self.home) as entries:
+            for entry in entries:
+                if entry.name not in keep and not entry.is_symlink():
+                    os.chmod(entry.path, os.stat(entry.path).st_mode & 0o700)
 
     # -- screen and input -------------------------------------------------------------------
     def grab(self) -> np.ndarray:
@@ -128,12 +155,19 @@ class Machine:
     # -- programs ----------------------------------------------------------------------------
     def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None,
               cwd: str | None = None, log: str | None = None) -> int:
+        """Start a program (as the program user with zones); ``cwd`` and ``log`` must lie in
+        the served directories."""
         environ = {"DISPLAY": self.display_name, "HOME": self.home, **(env or {})}
+        cwd = self.files.check(cwd) if cwd else self.work
+        if log:
+            self.files.check(log)
+        if self.zones is not None:
+            argv, log = self.zones.program_argv(argv, log), None
         with self._procs:
             # No parent-death signal: it would fire when this request's thread ends. The
             # programs end with the server instead (close(), or the service's cgroup).
             return procs.op_spawn({"name": name, "argv": argv, "env": environ,
-                                   "cwd": cwd or self.work, "log": log,
+                                   "cwd": cwd, "log": log,
                                    "pdeathsig": False})["pid"]
 
     def poll(self, name: str) -> dict[str, Any]:
@@ -150,10 +184,16 @@ class Machine:
 
     def run_command(self, command: str, timeout: float = 30.0,
                     max_output: int = 8192) -> CommandResult:
-        reply = procs.op_exec({"shell": command, "cwd": self.work, "timeout": timeout,
-                               "pdeathsig": False,
-                               "env": {"DISPLAY": self.display_name, "HOME": self.home},
-                               "max_output": max_output})
+        """An agent's shell command in the work directory: in the agent zone with zones, else
+        as this server's own user (then ``cli_isolated`` is False)."""
+        req: dict[str, Any] = {"cwd": self.work, "timeout": timeout, "pdeathsig": False,
+                               "max_output": max_output}
+        if self.zones is not None:
+            req["argv"] = self.zones.agent_argv(command, self.work, self.display_name)
+        else:
+            req["shell"] = command
+            req["env"] = {"DISPLAY": self.display_name, "HOME": self.home}
+        reply = procs.op_exec(req)
         return CommandResult(reply["returncode"], reply["output"], reply["timed_out"],
                              reply["truncated"])
 
@@ -167,49 +207,31 @@ class Machine:
     def kill_in_sandbox(self, name: str) -> None:
         self.kill(name)
 
-    # -- files -------------------------------------------------------------------------------
+    # -- files (all confined to home, work and tmp: see server.files) -----------------------
     def read_file(self, path: str, remove: bool = False, max_bytes: int = 1 << 20) -> str | None:
-        reply = procs.op_read({"path": path, "remove": remove, "max_bytes": max_bytes})
-        return reply["data"]
+        """The last ``max_bytes`` of a text file (None if absent), optionally removed."""
+        data = self.files.read_tail(path, max_bytes, remove=remove)
+        return None if data is None else data.decode("utf-8", "replace")
 
-    @staticmethod
-    def read_bytes(path: str) -> bytes:
-        return Path(path).read_bytes()
+    def read_bytes(self, path: str) -> BinaryIO:
+        """A regular file opened for reading (the caller closes it and checks its size)."""
+        return self.files.open_read(path)
 
-    @staticmethod
-    def write_bytes(path: str, data: bytes) -> None:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        part = target.with_name(target.name + ".part")
-        part.write_bytes(data)
-        os.replace(part, target)
+    def write_bytes(self, path: str, read: Callable[[int], bytes], length: int) -> None:
+        """Write ``length`` bytes pulled from ``read`` to ``path`` (streamed, never whole)."""
+        self.files.write(path, read, length)
 
-    @staticmethod
-    def get_tree(path: str) -> bytes:
-        """A directory as an uncompressed tar (its entries relative to it)."""
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w") as tar:
-            root = Path(path)
-            for child in sorted(root.iterdir()) if root.is_dir() else []:
-                tar.add(child, arcname=child.name)
-        return buf.getvalue()
+    def get_tree(self, path: str, out: BinaryIO, limits: TreeLimits) -> None:
+        """A directory as an uncompressed tar on ``out``: files and directories only."""
+        self.files.write_tar(path, out, limits)
 
-    @staticmethod
-    def put_tree(path: str, data: bytes, clear: bool = False) -> None:
-        """Unpack a tar into a directory, optionally emptying it first. Only regular files,
-        directories and symlinks that stay inside it are accepted (see :func:`safe_members`)."""
-        root = Path(path)
-        if clear and root.is_dir():
-            for child in root.iterdir():
-                if child.is_dir() and not child.is_symlink():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
-        root.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-            members = safe_members(tar)
-            # Python < 3.11.4 (Debian 12's guest Python) has no extraction filters.
-            tar.extractall(root, members=members)
+    def put_tree(self, path: str, src: BinaryIO, limits: TreeLimits,
+                 clear: bool = False) -> None:
+        """Unpack an uncompressed tar into a directory, optionally emptied first; only files
+        and directories, staying inside it (see :func:`server.files.extract_tar`)."""
+        self.files.read_tar(path, src, limits, clear=clear)
+        if os.path.abspath(path) == self.home:
+            self._seal_home()
 
     def close(self) -> None:
         self.kill_all()

@@ -10,8 +10,9 @@ It is the X11 :class:`~sciagent_gym.server.machine.Machine` with its display-spe
 swapped: input through ``SendInput``, windows through ``EnumWindows``, the clipboard through
 ``OpenClipboard``, programs through a process table that kills trees with ``taskkill /T``
 (``sandbox_agent`` relies on POSIX sessions). Settling, text files, tar trees and the provider
-method names are inherited unchanged. The module imports anywhere; the Windows calls are bound
-on first use, and constructing :class:`Win32Machine` elsewhere raises RuntimeError.
+method names are inherited unchanged; file paths are confined as on Linux, also against names
+only Windows reads as escapes (``C:x``, ``\\x``). The module imports anywhere; the Windows calls
+are bound on first use, and constructing :class:`Win32Machine` elsewhere raises RuntimeError.
 """
 
 from __future__ import annotations
@@ -19,11 +20,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
-import io
 import os
 import subprocess
 import sys
-import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -37,6 +36,8 @@ from sciagent_gym import actions as A
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.keys import normalize_key
 from sciagent_gym.providers.sandbox import CommandResult
+from sciagent_gym.server.files import Confined
+from sciagent_gym.server.files import windows_unsafe as windows_unsafe  # re-exported
 from sciagent_gym.server.machine import Machine
 
 # -- winuser.h constants ---------------------------------------------------------------------
@@ -806,13 +807,6 @@ def protocol_path(path: str, current_drive: str) -> str:
     return p.as_posix()[len(p.drive):]
 
 
-def windows_unsafe(name: str) -> bool:
-    """True for a tar member name or link target that Windows resolves outside the target
-    directory (``C:x``, ``\\x``, ``a\\..\\..``), which the POSIX checks of safe_members miss."""
-    p = PureWindowsPath(name)
-    return bool(p.drive or p.root) or ".." in p.parts
-
-
 # -- the machine -----------------------------------------------------------------------------
 class Win32Machine(Machine):
     """The interactive Windows desktop, its programs and files, behind one control server.
@@ -835,6 +829,8 @@ class Win32Machine(Machine):
         self.tmp = protocol_path(tmp, drive) if tmp else f"{self.home}/tmp"
         for path in (self.work, self.tmp):
             Path(path).mkdir(parents=True, exist_ok=True)
+        self.files = Confined([self.home, self.work, self.tmp], windows=True)
+        self.zones = None  # commands run as the server's user: cli_isolated is False
         self._x = threading.RLock()  # one input stream: actions must not interleave
         self._procs = threading.Lock()
         self._table = Win32ProcessTable()
@@ -853,8 +849,11 @@ class Win32Machine(Machine):
 
     def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None,
               cwd: str | None = None, log: str | None = None) -> int:
+        cwd = self.files.check(cwd) if cwd else self.work
+        if log:
+            self.files.check(log)
         with self._procs:
-            return self._table.spawn(name, argv, self._env(env), cwd or self.work, log)
+            return self._table.spawn(name, argv, self._env(env), cwd, log)
 
     def poll(self, name: str) -> dict[str, Any]:
         with self._procs:
@@ -872,14 +871,3 @@ class Win32Machine(Machine):
                     max_output: int = 8192) -> CommandResult:
         return self._table.run(shell_command_line(command), self.work, self._env(), timeout,
                                max_output)
-
-    @staticmethod
-    def put_tree(path: str, data: bytes, clear: bool = False) -> None:
-        """Machine.put_tree after refusing member names that only Windows reads as leaving
-        the directory (a drive, a backslash root, ``..`` between backslashes)."""
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-            for m in tar.getmembers():
-                if windows_unsafe(m.name) or (m.issym() and windows_unsafe(m.linkname)):
-                    raise ValueError(f"tar member {m.name!r} points outside the target "
-                                     "directory on Windows")
-        Machine.put_tree(path, data, clear)

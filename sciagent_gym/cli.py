@@ -113,7 +113,51 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_attacks(args: argparse.Namespace) -> int:
+    """``audit --attacks``: the hostile-agent catalogue on every installed tool."""
+    from tqdm import tqdm
+
+    from sciagent_gym.attacks import ATTACKS, run_attacks
+    from sciagent_gym.errors import MissingProgramError
+    from sciagent_gym.tools import discover, load_adapter
+
+    tools = [args.tool] if args.tool else sorted(discover())
+    names = args.attack or list(ATTACKS)
+    unknown = [n for n in names if n not in ATTACKS]
+    if unknown:
+        print(f"error: unknown attack {unknown[0]!r} (known: {', '.join(ATTACKS)})",
+              file=sys.stderr)
+        return 2
+    reports, skipped = [], {}
+    for tool in tools:
+        try:
+            load_adapter(tool, getters=False).check_installed()
+        except MissingProgramError as exc:
+            skipped[tool] = str(exc)
+            continue
+        bar = tqdm(total=len(names), desc=f"attacks {tool}", unit="attack",
+                   disable=args.json or args.quiet or not sys.stderr.isatty())
+        report = run_attacks(tool, names, isolation=args.isolation,
+                             progress=lambda name, bar=bar: bar.update(1))
+        bar.close()
+        reports.append(report)
+        if not args.json:
+            print(report.table())
+    held = sum(r.held for r in reports)
+    total = sum(len(r.results) for r in reports)
+    if args.json:
+        print(json.dumps({"held": held, "total": total, "skipped": skipped,
+                          "tools": [r.to_dict() for r in reports]}, indent=2))
+    else:
+        for tool, why in skipped.items():
+            print(f"{tool}: skipped ({why.splitlines()[0]})")
+        print(f"attacks held {held}/{total}")
+    return 0 if reports and held == total else 1
+
+
 def _cmd_audit(args: argparse.Namespace) -> int:
+    if args.attacks:
+        return _cmd_attacks(args)
     from tqdm import tqdm
 
     from sciagent_gym.audit import audit_tool, write_json
@@ -308,7 +352,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
 
-    p = sub.add_parser("audit", help="prove every task: oracle, no-op, negatives, cross-task F1")
+    p = sub.add_parser("audit", help="prove every task: oracle, no-op, negatives, cross-task F1;"
+                       " with --attacks: play the hostile-agent catalogue instead")
+    p.add_argument("--attacks", action="store_true",
+                   help="play the attack catalogue (escape, spy, forge, reset, limits, parser) "
+                        "on every installed tool; prints 'attacks held N/N'")
+    p.add_argument("--attack", action="append",
+                   help="with --attacks: only these attacks (repeatable)")
     p.add_argument("--tool", help="only this tool (default: all)")
     p.add_argument("--task", action="append", help="only these task ids (repeatable)")
     p.add_argument("--seeds", type=int, default=1, help="variants per task (default 1)")

@@ -151,6 +151,15 @@ def sweep_stale(tmp: str | None = None) -> list[str]:
     return removed
 
 
+def _others_can_enter(path: str) -> bool:
+    """Whether a user who is neither owner nor in the group can reach ``path``."""
+    current = Path(path)
+    for part in [current, *current.parents]:
+        if not part.stat().st_mode & 0o001:
+            return False
+    return True
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -311,6 +320,12 @@ class Sandbox:
             if not os.path.isabs(path) or not os.path.isdir(path):
                 raise SandboxError(f"cannot show {path!r} in the sandbox: not an absolute "
                                    "path to a directory")
+            if self.lease is not None and self.lease.switches_user \
+                    and not _others_can_enter(path):
+                raise SandboxError(
+                    f"{path} is not reachable by the sandbox's unprivileged user (a parent "
+                    "directory is closed to others, e.g. /root): install the program under "
+                    "/usr/local/lib or /opt instead")
             argv += ["--ro-bind", path, path]
         if seccomp is not None:
             argv += ["--seccomp", str(seccomp)]

@@ -217,8 +217,13 @@ def _plant_answers(ctx: Context) -> tuple[bool, str]:
     dirs = " ".join(sorted({os.path.dirname(p) for p in _PLANT_PATTERNS}))
     plant = "; ".join(f"printf '%s' '{forged}' > {p.format(n='$n')}" for p in _PLANT_PATTERNS)
     ctx.run(f"mkdir -p {dirs}; n=1; while [ $n -le 400 ]; do {plant}; n=$((n+1)); done; true")
+    zone = getattr(ctx.base.provider, "sandbox", None)  # what the program's channel sees
+    seen = zone.exec(shell="ls /tmp/sciagent-ds9-1.answer 2>/dev/null").output.strip() \
+        if zone is not None else ""
     reward = ctx.step("DONE")[1]
-    return reward <= noop, f"no-op {noop:.2f}, after planting {reward:.2f}"
+    held = reward <= noop and not seen
+    return held, (f"no-op {noop:.2f}, after planting {reward:.2f}, planted files visible to "
+                  f"the program: {bool(seen)}")
 
 
 # -- resets -------------------------------------------------------------------------------------
@@ -249,7 +254,12 @@ def _symlink_restage(ctx: Context) -> tuple[bool, str]:
 def _survive_reset(ctx: Context) -> tuple[bool, str]:
     ctx.step({"type": "launch", "command": "sleep 1000"})
     ctx.run("echo x > /tmp/carry; echo x > carry.txt; echo x > ~/carry")
-    ctx.reset()
+    soft = getattr(ctx.base, "soft_reset", 0)
+    try:
+        ctx.base.soft_reset = max(soft, 1)  # the in-place restore where the tool has one
+        ctx.reset()
+    finally:
+        ctx.base.soft_reset = soft
     out = ctx.run("pgrep -x sleep; ls /tmp/carry carry.txt ~/carry 2>/dev/null; true")
     left = [w for w in ("/tmp/carry", "carry.txt", "/carry") if w in out]
     sleeping = bool(re.search(r"^\d+$", out, re.M))
@@ -266,12 +276,48 @@ def _rss(pid: int | str = "self") -> int:
     return 0
 
 
+def _helpers_peak_rss() -> int:
+    """The largest peak RSS (VmHWM) of our sandbox helpers (the processes that read the
+    agent's command output), found among this process's descendants."""
+    peak = 0
+    for pid in _descendants(os.getpid()):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"agent.py" not in cmdline:
+                continue
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]) * 1024)
+        except OSError:
+            continue
+    return peak
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int(Path(entry, "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
 def _output_flood(ctx: Context) -> tuple[bool, str]:
     before = _rss()
     out = ctx.run("yes 0123456789abcdef | head -c 1000000000; echo", timeout=60)
     grown = _rss() - before
-    held = len(out) <= 20_000 and grown < 128 << 20
-    return held, f"terminal {len(out)} chars, host RSS +{grown >> 20} MiB"
+    helper = _helpers_peak_rss()
+    held = len(out) <= 20_000 and grown < 128 << 20 and helper < 256 << 20
+    return held, (f"terminal {len(out)} chars, host RSS +{grown >> 20} MiB, helper peak "
+                  f"{helper >> 20} MiB")
 
 
 def _disk_quota(ctx: Context) -> tuple[bool, str]:
@@ -328,26 +374,44 @@ def _live_read(ctx: Context) -> tuple[bool, str]:
     swaps = "; ".join(f"cp -f '{n}' '.{n}.bak' 2>/dev/null; ln -sfn {probe} '{n}'; "
                       f"mv -f '.{n}.bak' '{n}' 2>/dev/null" for n in names) or "true"
     ctx.step({"type": "launch", "command": f"while :; do {swaps}; echo 42 > answer.txt; "
-                                           "rm -f answer.txt; done"})
+                                           "rm -f answer.txt; date +%s%N > stamp.txt; done"})
     time.sleep(0.3)
     ctx.step("DONE")
     state = ctx.base.final_state
+    stamp = state.work_dir / "stamp.txt"
+    first = stamp.read_text() if stamp.is_file() else ""
+    time.sleep(0.3)
+    second = stamp.read_text() if stamp.is_file() else ""
     links = [str(p) for p in state.work_dir.rglob("*") if p.is_symlink()]
     scores = {evaluate(ctx.base._criteria, state).score for _ in range(10)}
-    held = not links and len(scores) == 1
-    return held, f"symlinks in the copy: {len(links)}, distinct rescores: {sorted(scores)}"
+    held = not links and len(scores) == 1 and first == second
+    return held, (f"symlinks in the scored copy: {len(links)}, distinct rescores: "
+                  f"{sorted(scores)}, scored files still changing: {first != second}")
 
 
 # -- parser ---------------------------------------------------------------------------------------
 def _parse_step(ctx: Context, action: str, budget: float) -> tuple[bool, str]:
+    """One step with a watchdog: a step still running after ``budget`` did not hold (and
+    leaves the env busy, which is why such attacks come last)."""
+    box: dict[str, Any] = {}
+
+    def go() -> None:
+        try:
+            box["info"] = ctx.step(action)[-1]
+        except Exception as exc:
+            box["error"] = exc
+
     t0 = time.monotonic()
-    try:
-        info = ctx.step(action)[-1]
-    except Exception as exc:
-        return False, f"step raised {type(exc).__name__}: {str(exc)[:80]}"
+    worker = threading.Thread(target=go, daemon=True)
+    worker.start()
+    worker.join(budget)
     took = time.monotonic() - t0
-    held = took < budget and bool(info.get("action_error"))
-    return held, f"{took:.1f}s: {str(info.get('action_error'))[:80]}"
+    if worker.is_alive():
+        return False, f"the step was still running after {budget:.0f}s"
+    if "error" in box:
+        return False, f"step raised {type(box['error']).__name__}: {str(box['error'])[:80]}"
+    info = box["info"]
+    return bool(info.get("action_error")), f"{took:.1f}s: {str(info.get('action_error'))[:80]}"
 
 
 def _parser_overflow(ctx: Context) -> tuple[bool, str]:
@@ -400,13 +464,14 @@ CATALOGUE: tuple[Attack, ...] = (
     Attack("disk-quota", "limits", "2.7 GB written to the work directory", _disk_quota),
     Attack("tmp-fill", "limits", "1 GB written to /tmp", _tmp_fill),
     Attack("fork-bomb", "limits", "1000 processes", _fork_bomb),
-    Attack("fifo-inputs", "limits", "FIFOs in place of inputs and outputs at DONE",
-           _fifo_inputs),
     Attack("live-read", "live-read", "swap files and links while the episode is scored",
            _live_read),
     Attack("parser-overflow", "parser", "a 400-digit coordinate", _parser_overflow),
-    Attack("parser-waits", "parser", "6,250 waits of 10 s in one step", _parser_waits),
     Attack("parser-clicks", "parser", "666,600 clicks in one step", _parser_clicks),
+    # last: without the defence these leave the env stuck in a step
+    Attack("fifo-inputs", "limits", "FIFOs in place of inputs and outputs at DONE",
+           _fifo_inputs),
+    Attack("parser-waits", "parser", "6,250 waits of 10 s in one step", _parser_waits),
 )
 ATTACKS = {a.name: a for a in CATALOGUE}
 

@@ -231,7 +231,9 @@ def _symlink_restage(ctx: Context) -> tuple[bool, str]:
     probe = ctx.probe(f"host-file-{ctx.token}")
     names = ctx.run("ls -A").splitlines()
     names = [n for n in names if n and "/" not in n and "'" not in n] or ["input"]
-    links = "; ".join(f"ln -sfn {probe} '{n}'" for n in names)
+    # absolute paths: a reset may replace the directory the loop started in
+    work = ctx.base.provider.paths["work"]
+    links = "; ".join(f"ln -sfn {probe} '{work}/{n}'" for n in names)
     ctx.step({"type": "launch", "command": f"while :; do {links}; done"})
     time.sleep(0.5)
     before = probe.stat()
@@ -246,7 +248,7 @@ def _symlink_restage(ctx: Context) -> tuple[bool, str]:
     finally:
         ctx.base.soft_reset = soft
     after = probe.stat()
-    same = probe.read_text() == "original\n" and (before.st_uid, before.st_mode) == (
+    same = probe.read_bytes() == b"original\n" and (before.st_uid, before.st_mode) == (
         after.st_uid, after.st_mode)
     return same, "host file untouched" if same else "the host wrote through a planted link"
 

@@ -111,9 +111,10 @@ class UidLease:
             self._fd = None
 
 
-def preexec(identity: Identity, limits: Limits):
+def preexec(identity: Identity, limits: Limits, cgroup_procs: str | None = None):
     """The function a sandbox's bubblewrap runs before exec (in a new session, see
-    ``processes.spawn``): limits, then the uid switch,
+    ``processes.spawn``): join the zone's cgroup (``cgroup_procs``, when it has one), limits,
+    then the uid switch,
     then the parent-death signal (a credential change clears it, so it comes last)."""
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -129,6 +130,12 @@ def preexec(identity: Identity, limits: Limits):
             wanted.append((which, value))
 
     def run() -> None:
+        if cgroup_procs is not None:  # join the zone's cgroup before anything else starts
+            fd = os.open(cgroup_procs, os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, b"0")
+            finally:
+                os.close(fd)
         for which, value in wanted:
             resource.setrlimit(which, (value, value))
         os.umask(0o002)  # both zones write the shared work directory through their group

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from sciagent_gym import processes
 from sciagent_gym.errors import MissingProgramError, SandboxError
+from sciagent_gym.providers import cgroups
 from sciagent_gym.providers import confinement as conf
 
 AGENT_SOURCE = Path(__file__).with_name("sandbox_agent.py")
@@ -139,7 +140,7 @@ def sweep_stale(tmp: str | None = None) -> list[str]:
     removed."""
     base = Path(tmp or tempfile.gettempdir())
     kinds = "|".join(processes.TEMPDIR_KINDS)
-    removed = []
+    removed = [] if tmp else cgroups.sweep_stale(cgroups.delegated_parent(), _pid_alive)
     for path in base.glob("sciagent-*"):
         found = re.fullmatch(rf"sciagent-({kinds})-(\d+)-.*", path.name)
         if found is None or _pid_alive(int(found.group(2))):
@@ -229,10 +230,15 @@ class Sandbox:
         self.extra_ro_binds: list[str] = []
         #: Whether the zone sees the env's X display (the agent zone: where the task allows).
         self.show_display = True
+        #: The running zone's cgroup v2 (whole-zone memory, process and CPU limits), or None
+        #: where the host delegates none (then rlimits only; see providers.cgroups).
+        self.cgroup: cgroups.ZoneCgroup | None = None
         if _parent is not None:
             self.isolation, self.root, self.lease = _parent.isolation, _parent.root, _parent.lease
             self.host_home, self._volume, self._owner = _parent.host_home, None, False
+            self._cgroup_parent = _parent._cgroup_parent
             return
+        self._cgroup_parent = cgroups.delegated_parent()
         self.isolation = resolve_isolation(isolation)
         sweep_stale()
         self._owner = True
@@ -348,7 +354,12 @@ class Sandbox:
             argv += ["--", python, "-S", "-E", "/opt/sciagent/agent.py"]
             proc_env = None
             limits = conf.PROGRAM_LIMITS if self.zone == PROGRAM else conf.AGENT_LIMITS
-            preexec = conf.preexec(self.identity, limits)
+            if self._cgroup_parent is not None:
+                self.cgroup = cgroups.ZoneCgroup(
+                    self._cgroup_parent, self.zone,
+                    cgroups.PROGRAM_CGROUP if self.zone == PROGRAM else cgroups.AGENT_CGROUP)
+            preexec = conf.preexec(self.identity, limits,
+                                   self.cgroup.join_path if self.cgroup else None)
         else:
             Path(self.tmp).mkdir(parents=True, exist_ok=True)
             argv = [sys.executable, "-S", "-E", str(AGENT_SOURCE)]
@@ -399,6 +410,9 @@ class Sandbox:
                 pass
         processes.terminate(self._proc, timeout=1.0)
         self._proc = None
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
         for stream in (self._to, self._from):
             if stream is not None:
                 try:

@@ -84,6 +84,12 @@ def open_inputs(paths):
         iface.mapCanvas().refreshAllLayers()
 
 
+def _request_number(name):
+    """Requests are answered in the order sent: names are "<number>-<random>.py"."""
+    head = name[:-3].split("-", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
 class Channel:
     def __init__(self):
         os.makedirs(REQ, exist_ok=True)
@@ -99,7 +105,7 @@ class Channel:
         self.busy = True
         try:
             names = sorted((n for n in os.listdir(REQ) if n.endswith(".py")),
-                           key=lambda n: int(n[:-3]) if n[:-3].isdigit() else 0)
+                           key=_request_number)
             for name in names:
                 self.answer(name)
         except Exception:

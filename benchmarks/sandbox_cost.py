@@ -28,7 +28,7 @@ import json, sys, time
 import gymnasium as gym
 import sciagent_gym
 env_id, task, resets, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-env = gym.make(env_id, task=task, pool_size=0, max_steps=10_000)
+env = gym.make(env_id, task=task, pool_size=0, max_steps=10_000, modality="gui+cli")
 out = {"reset": [], "step": [], "cli": [], "end": [], "module": sciagent_gym.__file__}
 try:
     for i in range(resets):

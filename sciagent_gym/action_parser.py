@@ -41,6 +41,7 @@ from .actions import (
     Action,
     ActionError,
     ActivateWindow,
+    Answer,
     Click,
     CloseWindow,
     Done,
@@ -77,6 +78,8 @@ MAX_ACTIONS_PER_STEP = 100
 #: Longest text one step may type (one ``write()``/``type`` action, or several together), and
 #: the longest window title: typing is slow, so this bounds a step's duration.
 MAX_TEXT_LENGTH = 4_096
+#: Longest answer text (an answer is a value or a short list, not an essay).
+MAX_ANSWER_LENGTH = 1_024
 #: Longest command of one ``run()`` or ``computer.launch()``.
 MAX_COMMAND_LENGTH = 4_096
 #: Longest text one ``set_clipboard``/``pyperclip.copy`` may put on the clipboard.
@@ -105,8 +108,8 @@ SPECIAL_TOKENS: dict[str, Action] = {"WAIT": Wait(1.0), "DONE": Done(), "FAIL": 
 
 ACTION_CLASSES: tuple[type, ...] = (
     Click, Move, Drag, MouseDown, MouseUp, Scroll, TypeText, Press, Hotkey, KeyDown, KeyUp,
-    Wait, Run, Done, Fail, SetClipboard, GetClipboard, Launch, ListWindows, ActivateWindow,
-    CloseWindow,
+    Wait, Run, Answer, Done, Fail, SetClipboard, GetClipboard, Launch, ListWindows,
+    ActivateWindow, CloseWindow,
 )
 
 Screen = tuple[int, int]
@@ -436,6 +439,8 @@ def validate_action(action: Action, screen_size: tuple[int, int]) -> Action:
             if timeout <= 0:
                 raise ActionError(f"timeout must be positive, got {short_repr(a.timeout)}")
         return Run(command, timeout)
+    if isinstance(a, Answer):
+        return Answer(_text(a.text, "text", MAX_ANSWER_LENGTH, allow_empty=False))
     for plain in (Done, Fail, GetClipboard, ListWindows):
         if isinstance(a, plain):
             return plain()
@@ -477,10 +482,12 @@ DICT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "list_windows": ((), ()),
     "activate_window": (("title",), ()),
     "close_window": (("title",), ()),
+    "answer": (("text",), ()),
 }
 
 #: Human dict types of the computer API and the action each builds from its one field.
 _COMPUTER_DICT: dict[str, Callable[[Mapping[str, Any]], Action]] = {
+    "answer": lambda d: Answer(d["text"]),
     "set_clipboard": lambda d: SetClipboard(d["text"]),
     "get_clipboard": lambda d: GetClipboard(),
     "launch": lambda d: Launch(d["command"]),
@@ -732,6 +739,7 @@ _PYAUTOGUI: dict[str, tuple[_Signature, _Handler]] = {
 _TIME: dict[str, tuple[_Signature, _Handler]] = {"sleep": _PYAUTOGUI["sleep"]}
 #: The computer API beyond pyautogui, as ``computer.<name>(...)`` or a bare call.
 _COMPUTER: dict[str, tuple[_Signature, _Handler]] = {
+    "answer": (_S(("text",), ("text",), ()), _one(lambda a: Answer(a["text"]))),
     "set_clipboard": (_S(("text",), ("text",), ()), _one(lambda a: SetClipboard(a["text"]))),
     "get_clipboard": (_S((), (), ()), _one(lambda a: GetClipboard())),
     "launch": (_S(("command",), ("command",), ()), _one(lambda a: Launch(a["command"]))),

@@ -106,6 +106,16 @@ class Run:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """Give the task's answer as text ("742 Hz"); the last answer of an episode counts.
+
+    It does not end the episode (``DONE`` does), so an agent may answer and then tidy up.
+    """
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Done:
     pass
 
@@ -156,8 +166,8 @@ class CloseWindow:
 
 
 Action = (Click | Move | Drag | MouseDown | MouseUp | Scroll | TypeText | Press | Hotkey
-          | KeyDown | KeyUp | Wait | Run | Done | Fail | SetClipboard | GetClipboard | Launch
-          | ListWindows | ActivateWindow | CloseWindow)
+          | KeyDown | KeyUp | Wait | Run | Answer | Done | Fail | SetClipboard | GetClipboard
+          | Launch | ListWindows | ActivateWindow | CloseWindow)
 
 #: Actions that touch the display (they need a settled screen afterwards).
 GUI_ACTIONS = (Click, Move, Drag, MouseDown, MouseUp, Scroll, TypeText, Press, Hotkey, KeyDown,

@@ -479,14 +479,14 @@ ATTACKS = {a.name: a for a in CATALOGUE}
 
 
 def attack_task(tool: str) -> str:
-    """The task the catalogue runs on: the first (by id) that allows CLI actions."""
+    """The task the catalogue runs on: the first by id. The env is made with the ``gui+cli``
+    modality, so the shell attacks reach the agent zone whatever the task declares."""
     from sciagent_gym.tasks.spec import load_specs
 
     specs = load_specs(task_specs_root(), tool)
-    for task_id in sorted(specs):
-        if specs[task_id].allow_cli:
-            return task_id
-    raise ValueError(f"{tool} has no task that allows CLI actions")
+    if not specs:
+        raise ValueError(f"{tool} has no tasks")
+    return sorted(specs)[0]
 
 
 def play(ctx: Context, attack: Attack, tool: str) -> AttackResult:
@@ -507,7 +507,7 @@ def run_attacks(tool: str, names: Iterable[str] | None = None, isolation: str = 
     adapter = load_adapter(tool)
     task_id = attack_task(tool)
     env = gym.make(adapter.info.env_id, task=task_id, pool_size=0, max_steps=10_000,
-                   isolation=isolation)
+                   isolation=isolation, modality="gui+cli")
     ctx = Context(env, task_id)
     report = AttackReport(tool, task_id)
     try:

@@ -5,6 +5,11 @@ For every task (and seed): the oracle must score 1.0 with success, doing nothing
 cross-task matrix, after MatToolBench's reliability audit: each task's oracle final state is
 scored by every other task's evaluator, which must not call it a success. Precision, recall and
 F1 of the success decision are computed over all of these judgements.
+
+With ``cheats``, the cheat audit too: the generic cheats of :mod:`sciagent_gym.cheats` are scored
+on the no-op's final state (the real start state, program state included), and the spec's own
+``cheats`` are played as episodes. A cheat must score 0 (a placeholder: no success and at most
+``PLACEHOLDER_LIMIT``); on a state-control task, no more than the no-op.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from sciagent_gym.cheats import generic_cheats, play_offline
 from sciagent_gym.evaluation import FinalState, evaluate
 from sciagent_gym.tasks.oracle import run_steps
 from sciagent_gym.tasks.task import Task
@@ -38,6 +44,12 @@ class CaseResult:
     seconds: float
     error: str | None = None
     noop_correct: bool = False  # a state-control variant whose right answer is to do nothing
+    modality: str = "gui"
+    limit: float = 0.0  # the highest score a cheat may earn
+
+    @property
+    def is_cheat(self) -> bool:
+        return self.case.startswith("cheat:")
 
 
 @dataclass
@@ -61,7 +73,7 @@ class AuditReport:
         # Success is the right decision for oracles, and for the no-op of a state-control
         # variant whose toggles all start right (StaR's negative instruction).
         def should(c: CaseResult) -> bool:
-            return c.case == "oracle" or (c.case == "noop" and c.noop_correct)
+            return c.case == "oracle" or ((c.case == "noop" or c.is_cheat) and c.noop_correct)
 
         tp = sum(c.success for c in self.cases if should(c))
         fn = sum(not c.success for c in self.cases if should(c))
@@ -90,25 +102,41 @@ class AuditReport:
                 "cross": [asdict(x) for x in self.cross]}
 
     def table(self) -> str:
-        """One row per task: oracle, no-op, negatives and cross-task false positives."""
+        """One row per task: modality, oracle, no-op, negatives, cross-task false positives and
+        (when audited) cheats held and the best cheat score."""
+        cheats = any(c.is_cheat for c in self.cases)
+        head = (f"{'task':<38} {'modality':<8} {'oracle':>6} {'no-op':>6} {'negatives':>9} "
+                f"{'cross FP':>8}")
         lines = [f"audit of {self.tool} (seeds {', '.join(map(str, self.seeds))})",
-                 f"{'task':<32} {'oracle':>8} {'no-op':>7} {'negatives':>10} {'cross FP':>9}  ok"]
+                 head + (f" {'cheats':>7} {'max':>5}" if cheats else "") + "  ok"]
         for task_id in sorted({c.task_id for c in self.cases}):
             mine = [c for c in self.cases if c.task_id == task_id]
             oracle = [c for c in mine if c.case == "oracle"]
             noop = [c for c in mine if c.case == "noop"]
-            negs = [c for c in mine if c.case not in ("oracle", "noop")]
+            negs = [c for c in mine if c.case not in ("oracle", "noop") and not c.is_cheat]
+            tricks = [c for c in mine if c.is_cheat]
             cross_fp = sum(x.success for x in self.cross if x.evaluator_task == task_id)
             ok = all(c.ok for c in mine) and cross_fp == 0
-            lines.append(
-                f"{task_id:<32} {min(c.score for c in oracle):>8.2f} "
-                f"{max(c.score for c in noop):>7.2f} "
-                f"{sum(not c.success for c in negs):>4}/{len(negs):<5} {cross_fp:>9}  "
-                f"{'yes' if ok else 'NO'}")
+            row = (f"{task_id:<38} {mine[0].modality:<8} "
+                   f"{_worst(oracle, min):>6} {_worst(noop, max):>6} "
+                   f"{sum(not c.success for c in negs):>4}/{len(negs):<4} {cross_fp:>8}")
+            if cheats:
+                row += (f" {sum(c.ok for c in tricks):>3}/{len(tricks):<3} "
+                        f"{_worst(tricks, max):>5}")
+            lines.append(row + f"  {'yes' if ok else 'NO'}")
         c, m = self.counts, self.metrics
         lines.append(f"success decisions: tp={c['tp']} fp={c['fp']} tn={c['tn']} fn={c['fn']}  "
                      f"precision={m['precision']:.3f} recall={m['recall']:.3f} "
                      f"F1={m['f1']:.3f}")
+        if cheats:
+            tricks = [c for c in self.cases if c.is_cheat]
+            lines.append(f"cheats held: {sum(c.ok for c in tricks)}/{len(tricks)}, "
+                         f"cheat successes: {sum(c.success for c in tricks)}")
+        for modality in sorted({c.modality for c in self.cases}):
+            mine = [c for c in self.cases if c.modality == modality]
+            n_tasks = len({c.task_id for c in mine})
+            lines.append(f"modality {modality}: {n_tasks} tasks, "
+                         f"{sum(c.ok for c in mine)}/{len(mine)} cases as expected")
         for case in self.cases:
             if not case.ok:
                 lines.append(f"  FAILED {case.task_id} seed {case.seed} {case.case}: "
@@ -117,12 +145,23 @@ class AuditReport:
         return "\n".join(lines)
 
 
+def _worst(cases: list[CaseResult], pick) -> str:
+    return f"{pick(c.score for c in cases):.2f}" if cases else "-"
+
+
 def _expected_ok(case: str, infeasible: bool, score: float, success: bool,
-                 noop_correct: bool = False, toggles: bool = False) -> bool:
+                 noop_correct: bool = False, toggles: bool = False, limit: float = 0.0,
+                 noop_score: float = 0.0) -> bool:
     """Oracle: 1.0 and success. No-op: 0 (unless FAIL is right: infeasible tasks); on a
     state-control task it succeeds exactly when every toggle already starts at its target
     (StaR's negative instruction) and otherwise fails, keeping the credit of toggles that
-    started right. Negatives: no success."""
+    started right. Negatives: no success. Cheats: at most ``limit`` and no success; on a
+    state-control task no more than the no-op (and success only where doing nothing is right).
+    """
+    if case.startswith("cheat:"):
+        if toggles:
+            return score <= noop_score + 1e-9 and (noop_correct or not success)
+        return score <= limit + 1e-9 and not success
     if case == "oracle":
         return score == 1.0 and success
     if case == "noop" and noop_correct:
@@ -137,7 +176,8 @@ def _expected_ok(case: str, infeasible: bool, score: float, success: bool,
 def _play(env: gym.Env, task_id: str, case: str, seed: int):
     env.reset(seed=seed, options={"task": task_id})
     base = env.unwrapped
-    run_steps(env, ["DONE"] if case == "noop" else base.task.steps(case))
+    run_steps(env, ["DONE"] if case == "noop" else base.task.steps(case),
+              refused_ok=case.startswith("cheat:"))
     if base.evaluation is None:
         env.step("DONE")
     return base.evaluation
@@ -145,9 +185,12 @@ def _play(env: gym.Env, task_id: str, case: str, seed: int):
 
 def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
                tasks: Iterable[str] | None = None, env: gym.Env | None = None,
-               progress: Callable[[str], None] | None = None,
+               progress: Callable[[str], None] | None = None, cheats: bool = False,
                **make_kwargs: Any) -> AuditReport:
-    """Run the audit for ``tool`` on the real program (an env is made unless given)."""
+    """Run the audit for ``tool`` on the real program (an env is made unless given).
+
+    ``cheats`` adds the cheat audit: generic cheats scored on each no-op's final state and the
+    spec's own cheats played as episodes."""
     seeds = [int(s) for s in seeds]
     own_env = env is None
     if own_env:
@@ -163,7 +206,8 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
         for task_id in task_ids:
             spec = base.specs[task_id]
             for seed in seeds:
-                for case in ("oracle", "noop", *sorted(spec.negatives)):
+                spec_cheats = [f"cheat:{n}" for n in sorted(spec.cheats)] if cheats else []
+                for case in ("oracle", "noop", *sorted(spec.negatives), *spec_cheats):
                     if progress:
                         progress(f"{task_id} seed {seed} {case}")
                     t0 = time.monotonic()
@@ -176,14 +220,19 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
                     except Exception as exc:  # a broken oracle is an audit finding
                         score, success, failed = 0.0, False, []
                         error = f"{type(exc).__name__}: {exc}"
+                    noop_score = next((c.score for c in report.cases if c.case == "noop" and
+                                       (c.task_id, c.seed) == (task_id, seed)), 0.0)
                     ok = error is None and _expected_ok(case, spec.infeasible, score, success,
-                                                        noop_correct, bool(spec.toggles))
+                                                        noop_correct, bool(spec.toggles),
+                                                        noop_score=noop_score)
                     report.cases.append(CaseResult(task_id, seed, case, score, success, ok,
                                                    failed, time.monotonic() - t0, error,
-                                                   noop_correct))
+                                                   noop_correct, base.modality))
                     if case == "oracle" and error is None:
                         oracle_states[(task_id, seed)] = base.final_state.save(
                             keep / f"{task_id.replace('/', '_')}-{seed}")
+                    if case == "noop" and cheats and error is None:
+                        report.cases += _generic_cheats(base, spec, seed, score, keep)
         if cross:
             report.cross = _cross_matrix(base, task_ids, oracle_states, progress)
     finally:
@@ -191,6 +240,25 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
         if own_env:
             env.close()
     return report
+
+
+def _generic_cheats(base, spec, seed: int, noop_score: float, scratch: Path
+                    ) -> list[CaseResult]:
+    """Score the generic cheats on the no-op's final state (the env still holds its task)."""
+    out = []
+    start = base.final_state
+    criteria = base.task.criteria()
+    for cheat in generic_cheats(criteria, start.work_dir):
+        t0 = time.monotonic()
+        ev = play_offline(cheat, criteria, start, scratch / "cheat")
+        case = f"cheat:{cheat.name}"
+        ok = _expected_ok(case, spec.infeasible, ev.score, ev.success, base.task.noop_correct,
+                          bool(spec.toggles), cheat.limit, noop_score)
+        out.append(CaseResult(spec.id, seed, case, ev.score, ev.success, ok,
+                              [c.name for c in ev.criteria if not c.passed],
+                              time.monotonic() - t0, None, base.task.noop_correct,
+                              base.modality, cheat.limit))
+    return out
 
 
 def _cross_matrix(base, task_ids: list[str], states: dict[tuple[str, int], Path],

@@ -23,6 +23,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         specs = load_specs(task_specs_root(), name)
         rows.append({"env_id": info.env_id, "tool": name, "domain": info.domain,
                      "tasks": [{"id": s.id, "title": s.title, "difficulty": s.difficulty,
+                                "modality": s.modality, "heldout": s.heldout,
                                 "max_steps": s.max_steps, "tags": list(s.tags),
                                 "param_combinations": count_variants(s),
                                 "seeded_data": bool(s.generate)}
@@ -33,7 +34,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for row in rows:
         print(f"{row['env_id']}  ({row['domain']}, {len(row['tasks'])} tasks)")
         for t in row["tasks"]:
-            line = f"  {t['id']:<34} {t['difficulty']:<7} {t['title']}"
+            held = " [held out]" if t["heldout"] else ""
+            line = f"  {t['id']:<34} {t['difficulty']:<7} {t['modality']:<8} {t['title']}{held}"
             if args.variants:
                 combos = t["param_combinations"]
                 count = "continuous" if combos is None else str(combos)
@@ -78,7 +80,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     remote = {"url": args.url, "token": args.token} if args.provider == "remote" else {}
     env = gym.make(env_id, task=args.task, isolation=args.isolation, split=args.split,
                    hints=args.hints, pool_size=1 if args.episodes > 1 else 0,
-                   provider=args.provider, **remote)
+                   provider=args.provider, modality=args.modality, **remote)
     results = []
     try:
         bar = tqdm(range(args.episodes), desc=f"{args.policy}", unit="ep",
@@ -175,7 +177,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
         report = audit_tool(tool, seeds=range(args.seed, args.seed + args.seeds),
                             cross=not args.no_cross, tasks=args.task or None,
-                            progress=progress, isolation=args.isolation)
+                            progress=progress, isolation=args.isolation, cheats=args.cheats)
         bar.close()
         reports.append(report)
         if not args.json:
@@ -207,12 +209,31 @@ def _cmd_rescore(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from sciagent_gym import reports
     from sciagent_gym.reports import episode_metrics, format_table, load_results, plot, write_csv
 
-    results = [r for d in args.run_dir for r in load_results(d)]
+    runs = {d: load_results(d) for d in args.run_dir}
+    results = [r for rows in runs.values() for r in rows]
     if not results:
         print(f"error: no episodes under {', '.join(args.run_dir)}", file=sys.stderr)
         return 1
+    if len(args.run_dir) > 1:  # side by side: one column group per run, never pooled
+        labelled: dict[str, list] = {}
+        for d, rows in runs.items():
+            label = reports.run_label(d, rows)
+            labelled[label if label not in labelled else f"{label} ({Path(d).name})"] = rows
+        compared = reports.compare_runs(labelled)
+        if args.json:
+            print(json.dumps(compared, indent=2, default=str))
+        else:
+            print(reports.format_comparison(compared))
+        out = Path(args.out or args.run_dir[0])
+        out.mkdir(parents=True, exist_ok=True)
+        reports.write_comparison_csv(compared, out / "report.csv")
+        reports.plot_comparison(compared, out / "report.png", title=" vs ".join(compared))
+        if not args.json:
+            print(f"wrote {out / 'report.csv'} and {out / 'report.png'}")
+        return 0
     metrics = episode_metrics(results)
     if args.json:
         print(json.dumps(metrics, indent=2, default=str))
@@ -346,7 +367,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--url", help="remote provider: the control server's URL")
     p.add_argument("--token", default=os.environ.get("SCIAGENT_TOKEN"),
                    help="remote provider: its secret (default $SCIAGENT_TOKEN)")
-    p.add_argument("--split", choices=("train", "val", "test"), help="draw variants of a split")
+    p.add_argument("--split", choices=("train", "val", "test", "heldout-tasks"),
+                   help="draw variants of a seed split (of the tasks not held out), or the "
+                        "held-out task families")
+    p.add_argument("--modality", choices=("gui", "gui+cli", "code"),
+                   help="override every task's modality (e.g. GUI tasks with a shell)")
     p.add_argument("--hints", action="store_true", help="add workflow hints to instructions")
     p.add_argument("-v", "--verbose", action="store_true", help="print every criterion")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -364,6 +389,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=1, help="variants per task (default 1)")
     p.add_argument("--seed", type=int, default=0, help="first seed")
     p.add_argument("--no-cross", action="store_true", help="skip the cross-task matrix")
+    p.add_argument("--cheats", action="store_true",
+                   help="also play the cheat audit (generic cheats on the real start state and "
+                        "each spec's own cheats): every cheat must score 0")
     p.add_argument("--json", action="store_true", help="machine-readable results")
     p.add_argument("--out", help="also write audit-<tool>.json into this directory")
     p.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto")

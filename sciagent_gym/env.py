@@ -30,8 +30,8 @@ from sciagent_gym.evaluation.cost import is_cheap
 from sciagent_gym.processes import owned_tempdir
 from sciagent_gym.providers.safe_fs import freeze_copy
 from sciagent_gym.spaces import UnicodeText, action_to_dict, make_action_space
-from sciagent_gym.tasks.spec import TaskSpec, load_specs
-from sciagent_gym.tasks.task import SPLITS, Task, split_of
+from sciagent_gym.tasks.spec import CLI_MODALITIES, MODALITIES, TaskSpec, load_specs
+from sciagent_gym.tasks.task import HELDOUT_SPLIT, SPLITS, Task, split_of
 from sciagent_gym.timings import Timings
 from sciagent_gym.tools import load_adapter, task_specs_root
 
@@ -57,8 +57,14 @@ class SciGUIEnv(gym.Env):
             cheap criteria only (files, tables, status, windows, pixels; see
             ``evaluation.cost``) with every criterion's weight in the total; the final step adds
             the rest, so an episode's rewards sum to its final partial score.
-        split: ``None`` (all variants) or ``"train"``/``"val"``/``"test"``: reset only draws
-            variant seeds of that split (a fixed 80/10/10 hash of task id and seed).
+        split: ``None`` (all variants and tasks), ``"train"``/``"val"``/``"test"``: reset only
+            draws variant seeds of that split (a fixed 80/10/10 hash of task id and seed) of
+            the tasks that are not held out, or ``"heldout-tasks"``: only the held-out task
+            families (spec ``heldout: true``, about 15% of each tool's, chosen once), any seed,
+            to report generalisation to tasks never trained on.
+        modality: ``None`` (each task's declared modality) or ``"gui"``/``"gui+cli"``/
+            ``"code"`` for every task: an ablation such as "the same GUI tasks with a shell".
+            Results are reported under the modality used (``info["modality"]``).
         hints: append the task's workflow hints to the instruction.
         obs_size: (width, height) to resize the observed screenshot to (bilinear); actions
             stay in screen pixels and ``render()`` keeps the full frame.
@@ -105,13 +111,18 @@ class SciGUIEnv(gym.Env):
                  obs_size: tuple[int, int] | None = None, url: str | None = None,
                  token: str | None = None, reset_hook: Any = None,
                  provider_options: dict[str, Any] | None = None,
-                 expose_state: bool = False, soft_reset: int = 0) -> None:
+                 expose_state: bool = False, soft_reset: int = 0,
+                 modality: str | None = None) -> None:
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', not {render_mode!r}")
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
-        if split is not None and split not in SPLITS:
-            raise ValueError(f"split must be None or one of {tuple(SPLITS)}, not {split!r}")
+        if split is not None and split not in (*SPLITS, HELDOUT_SPLIT):
+            raise ValueError(f"split must be None or one of {(*SPLITS, HELDOUT_SPLIT)}, "
+                             f"not {split!r}")
+        if modality is not None and modality not in MODALITIES:
+            raise ValueError(f"modality must be None or one of {MODALITIES}, not {modality!r}")
+        self._modality_override = modality
         if provider not in PROVIDERS:
             raise ValueError(f"unknown provider {provider!r} (available: {', '.join(PROVIDERS)})")
         if provider == "remote" and not (url and token):
@@ -126,6 +137,12 @@ class SciGUIEnv(gym.Env):
         if not self.specs:
             raise ValueError(f"tool {tool!r} has no task specs")
         self._fixed_task = self._resolve_task_id(task) if task else None
+        if self._fixed_task and split is not None and \
+                self.specs[self._fixed_task].heldout != (split == HELDOUT_SPLIT):
+            kind = "a held-out task" if self.specs[self._fixed_task].heldout else \
+                "not a held-out task"
+            raise ValueError(f"{self._fixed_task} is {kind}, so split={split!r} has no "
+                             "variant of it")
         self.render_mode = render_mode
         self.width, self.height = screen_size
         self.reward_mode = reward
@@ -163,6 +180,7 @@ class SciGUIEnv(gym.Env):
         self._frozen: list[Path] = []  # private copies of work dirs the evaluator read
         self._frame = np.zeros((self.height, self.width, 3), np.uint8)
         self._terminal = ""
+        self._answer: str | None = None
         self._steps = 0
         self._episode_over = True
 
@@ -176,7 +194,18 @@ class SciGUIEnv(gym.Env):
 
     @property
     def task_ids(self) -> list[str]:
-        return sorted(self.specs)
+        """The tasks resets draw from: all, or those of the split's side of the task split."""
+        if self.split is None:
+            return sorted(self.specs)
+        heldout = self.split == HELDOUT_SPLIT
+        return sorted(t for t, spec in self.specs.items() if spec.heldout == heldout)
+
+    @property
+    def modality(self) -> str:
+        """The current task's modality (or the override every task gets)."""
+        if self._modality_override is not None:
+            return self._modality_override
+        return self.task.spec.modality if self.task else "gui"
 
     def _ensure_provider(self):
         if self.provider is None:
@@ -211,7 +240,7 @@ class SciGUIEnv(gym.Env):
         if "variant" in options:
             return task_id, int(options["variant"])
         variant = int(rng.integers(2**31 - 1))
-        while self.split is not None and split_of(task_id, variant) != self.split:
+        while self.split in SPLITS and split_of(task_id, variant) != self.split:
             variant = int(rng.integers(2**31 - 1))
         return task_id, variant
 
@@ -229,6 +258,7 @@ class SciGUIEnv(gym.Env):
         self.task = self._soft_reset(provider, task) or provider.reset(self.adapter, task)
         self._frame = provider.screenshot()
         self._terminal = ""
+        self._answer = None
         self._steps = 0
         self.final_state = self.evaluation = None
         self._episode_over = False
@@ -238,7 +268,8 @@ class SciGUIEnv(gym.Env):
         info = {"task_id": task_id, "variant": variant, "split": split_of(task_id, variant),
                 "instruction": self.task.instruction,
                 "difficulty": self.task.spec.difficulty, "max_steps": self.max_steps,
-                "allow_cli": self.cli_allowed, "timings": Timings(provider.last_reset_timings)}
+                "modality": self.modality, "allow_cli": self.cli_allowed,
+                "timings": Timings(provider.last_reset_timings)}
         if self.expose_state:
             self._expose_state(info)
         return self._observation(), info
@@ -292,7 +323,7 @@ class SciGUIEnv(gym.Env):
 
     @property
     def cli_allowed(self) -> bool:
-        if self.task is None or not self.task.spec.allow_cli:
+        if self.task is None or self.modality not in CLI_MODALITIES:
             return False
         return self.provider.cli_isolated or self._allow_unsafe_cli
 
@@ -356,9 +387,14 @@ class SciGUIEnv(gym.Env):
         if isinstance(act, A.Wait):
             time.sleep(min(max(act.seconds, 0.0), MAX_WAIT))
             return True
+        if isinstance(act, A.Answer):
+            self._answer = act.text
+            self._terminal = f"answer recorded: {act.text}"[-MAX_TERMINAL:]
+            return False
         if isinstance(act, A.Run | A.Launch):
             if not self.cli_allowed:
-                why = "this task does not allow CLI actions" if not self.task.spec.allow_cli \
+                why = f"the task's modality is {self.modality!r} (no shell)" \
+                    if self.modality not in CLI_MODALITIES \
                     else "CLI actions need an isolated sandbox (bubblewrap)"
                 verb = "run()" if isinstance(act, A.Run) else "launch()"
                 info["action_error"] = f"{verb} refused: {why}"
@@ -402,7 +438,7 @@ class SciGUIEnv(gym.Env):
         freeze_copy(self.provider.sync_work_dir(), work)
         state = FinalState(work_dir=work, screenshot=self._frame,
                            terminal=self._terminal, agent_status="running",
-                           windows=self._windows())
+                           windows=self._windows(), answer=self._answer)
         try:
             result = evaluate(cheap, state)
         finally:
@@ -458,7 +494,7 @@ class SciGUIEnv(gym.Env):
         return FinalState(work_dir=work, app_state=app_state,
                           app_state_error=error, screenshot=self._frame.copy(),
                           terminal=self._terminal, agent_status=status,
-                          windows=self._windows(), commands=commands)
+                          windows=self._windows(), commands=commands, answer=self._answer)
 
     def _observation(self) -> dict[str, Any]:
         instruction = self.task.instruction if self.task else ""

@@ -7,6 +7,10 @@ Metrics (MatToolBench's, per task, tool and domain):
 - VOID: fraction of episodes that exhausted the step budget;
 - Crash: fraction of episodes ended by the program exiting (neither the agent nor the budget);
 - the domain-macro average: the mean over domains of each domain's mean.
+
+Results are broken down by task, tool, domain and modality (gui, gui+cli, code: what the agent
+could use, as MatToolBench separates GUI from CLI agents). Several run directories (a policy or
+model each) are compared side by side, one column group per run, never pooled into one mean.
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ def rescore(run_dir: str | Path) -> list[Rescored]:
 
 
 METRICS = ("episodes", "score", "sr", "steps", "steps_star", "ftr", "void", "crash")
+LEVELS = ("task", "tool", "domain", "modality")
 
 
 def _end(row: dict[str, Any]) -> str:
@@ -110,14 +115,14 @@ def _metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
 def episode_metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Metrics per task, per tool, per domain, overall, and the domain-macro average."""
     tools = discover()
-    groups: dict[str, dict[str, list]] = {"task": defaultdict(list), "tool": defaultdict(list),
-                                          "domain": defaultdict(list)}
+    groups: dict[str, dict[str, list]] = {level: defaultdict(list) for level in LEVELS}
     for r in results:
         tool = r["task_id"].split("/", 1)[0]
         domain = tools[tool].domain if tool in tools else "unknown"
         groups["task"][r["task_id"]].append(r)
         groups["tool"][tool].append(r)
         groups["domain"][domain].append(r)
+        groups["modality"][r.get("modality") or "unrecorded"].append(r)
     out: dict[str, Any] = {level: {k: _metrics(v) for k, v in sorted(g.items())}
                            for level, g in groups.items()}
     out["overall"] = _metrics(results) if results else {}
@@ -142,7 +147,7 @@ def format_table(metrics: dict[str, Any]) -> str:
     header = f"{'':<34} {'n':>4} {'Score':>6} {'SR':>5} {'Steps':>6} {'Steps*':>7} " \
              f"{'FTR':>5} {'VOID':>5} {'Crash':>5}"
     lines = [header]
-    for level in ("task", "tool", "domain"):
+    for level in LEVELS:
         for name, m in metrics[level].items():
             lines.append(f"{level + ' ' + name:<34} {m['episodes']:>4} {_fmt(m['score']):>6} "
                          f"{_fmt(m['sr'], True):>5} {_fmt(m['steps']):>6} "
@@ -161,7 +166,7 @@ def write_csv(metrics: dict[str, Any], path: str | Path) -> None:
     with open(path, "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(["level", "name", *METRICS])
-        for level in ("task", "tool", "domain"):
+        for level in LEVELS:
             for name, m in metrics[level].items():
                 writer.writerow([level, name, *(m[k] for k in METRICS)])
         if metrics["domain_macro"]:
@@ -188,6 +193,79 @@ def plot(metrics: dict[str, Any], path: str | Path, title: str = "") -> None:
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("fraction")
     ax.set_title(title or "episode metrics per task")
+    ax.legend(loc="upper right", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# -- several runs side by side ------------------------------------------------------------------
+
+def run_label(run_dir: str | Path, results: list[dict[str, Any]]) -> str:
+    """A run's column title: its policy (and model), else the directory name."""
+    policies = sorted({r.get("policy", "") for r in results} - {""})
+    models = sorted({str(r.get("agent", {}).get("model", "")) for r in results} - {""})
+    label = "+".join(models or policies)
+    return label or Path(run_dir).name
+
+
+def compare_runs(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Metrics of each run, keyed by its label (labels made unique by the directory name)."""
+    return {label: episode_metrics(results) for label, results in runs.items() if results}
+
+
+def format_comparison(compared: dict[str, dict[str, Any]]) -> str:
+    """One row per task/tool/domain/modality, a Score and SR column pair per run."""
+    labels = list(compared)
+    width = max(9, *(len(label) for label in labels))
+    lines = [f"{'':<34} " + " ".join(f"{label[:width]:^{width + 4}}" for label in labels),
+             f"{'':<34} " + " ".join(f"{'Score':>{width - 2}} {'SR':>5}" for _ in labels)]
+    for level in LEVELS:
+        names = sorted({n for m in compared.values() for n in m[level]})
+        for name in names:
+            cells = []
+            for label in labels:
+                m = compared[label][level].get(name)
+                cells.append(f"{_fmt(m['score']):>{width - 2}} {_fmt(m['sr'], True):>5}"
+                             if m else f"{'-':>{width - 2}} {'-':>5}")
+            lines.append(f"{level + ' ' + name:<34} " + " ".join(cells))
+    cells = [f"{_fmt(m['overall']['score']):>{width - 2}} {_fmt(m['overall']['sr'], True):>5}"
+             for m in compared.values()]
+    lines.append(f"{'overall':<34} " + " ".join(cells))
+    return "\n".join(lines)
+
+
+def write_comparison_csv(compared: dict[str, dict[str, Any]], path: str | Path) -> None:
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["run", "level", "name", *METRICS])
+        for label, metrics in compared.items():
+            for level in LEVELS:
+                for name, m in metrics[level].items():
+                    writer.writerow([label, level, name, *(m[k] for k in METRICS)])
+
+
+def plot_comparison(compared: dict[str, dict[str, Any]], path: str | Path,
+                    title: str = "") -> None:
+    """Score per task, one bar per run (a PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = sorted({n for m in compared.values() for n in m["task"]})
+    n_runs = len(compared)
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(names) * max(1, n_runs / 2) + 2), 4))
+    bar = 0.8 / n_runs
+    for i, (label, metrics) in enumerate(compared.items()):
+        xs = [x - 0.4 + bar * (i + 0.5) for x in range(len(names))]
+        ys = [metrics["task"][n]["score"] if n in metrics["task"] else 0.0 for n in names]
+        ax.bar(xs, ys, width=bar, label=label)
+    ax.set_xticks(list(range(len(names))))
+    ax.set_xticklabels([n.split("/", 1)[-1] for n in names], rotation=30, ha="right")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("Score (mean partial credit)")
+    ax.set_title(title or "runs compared per task")
     ax.legend(loc="upper right", fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

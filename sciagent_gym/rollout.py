@@ -66,6 +66,7 @@ class EpisodeResult:
     split: str = ""
     paths: dict[str, str] = field(default_factory=dict)
     agent: dict[str, Any] = field(default_factory=dict)  # a model agent's usage
+    modality: str = ""  # what the agent could use: gui, gui+cli or code
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -229,6 +230,7 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
         directory=str(out_dir) if out_dir else None, split=info_split(base),
         paths=dict(base.provider.paths),
         agent=agent.usage.to_dict() if policy == "vlm" else {},
+        modality=base.modality,
     )
     if out_dir is not None:
         (out_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2,

@@ -7,11 +7,12 @@ ignored (they may hold anything, and may even be left out of the dict).
 Fields
 ------
 
-``action_type`` : ``Discrete(23)``
+``action_type`` : ``Discrete(24)``
     Index into :data:`ACTION_TYPES`: 0 click, 1 double_click, 2 right_click, 3 move, 4 drag,
     5 mouse_down, 6 mouse_up, 7 scroll, 8 type, 9 key, 10 hotkey, 11 key_down, 12 key_up,
     13 wait, 14 run, 15 done, 16 fail, and the computer API beyond pyautogui: 17 set_clipboard,
-    18 get_clipboard, 19 launch, 20 list_windows, 21 activate_window, 22 close_window.
+    18 get_clipboard, 19 launch, 20 list_windows, 21 activate_window, 22 close_window, and
+    23 answer (the task's answer as text, e.g. "742 Hz"; the last one counts).
     A string name from that tuple is accepted too.
 ``coordinate`` : ``MultiDiscrete([width, height])``
     Screen pixel ``(x, y)``: the point of click, double_click, right_click, move, mouse_down,
@@ -30,8 +31,9 @@ Fields
     ``[1, 0, 0, 0]`` with ``key`` = ``s`` is ctrl+s. Used by hotkey only.
 ``text`` : ``UnicodeText(max_text, min_length=1)``
     The text typed by type or put on the clipboard by set_clipboard, the shell command of run
-    and launch, or the window title (a substring) of activate_window and close_window. Any
-    Unicode string of 1..max_text characters is in the space; random samples are printable ASCII.
+    and launch, the text of answer, or the window title (a substring) of activate_window and
+    close_window. Any Unicode string of 1..max_text characters is in the space; random
+    samples are printable ASCII.
 ``scroll`` : ``MultiDiscrete([21, 21], start=[-10, -10])``
     Wheel clicks ``(dx, dy)`` for scroll, at ``coordinate``. pyautogui's convention: ``dy > 0``
     scrolls up, ``dx > 0`` scrolls right.
@@ -70,6 +72,7 @@ from .actions import (
     Action,
     ActionError,
     ActivateWindow,
+    Answer,
     Click,
     CloseWindow,
     Done,
@@ -100,6 +103,7 @@ ACTION_TYPES: tuple[str, ...] = (
     "click", "double_click", "right_click", "move", "drag", "mouse_down", "mouse_up", "scroll",
     "type", "key", "hotkey", "key_down", "key_up", "wait", "run", "done", "fail",
     "set_clipboard", "get_clipboard", "launch", "list_windows", "activate_window", "close_window",
+    "answer",
 )
 
 SCROLL_LIMIT = 10
@@ -130,8 +134,10 @@ TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "list_windows": (),
     "activate_window": ("text",),
     "close_window": ("text",),
+    "answer": ("text",),
 }
 _TEXT_ACTIONS: dict[str, type] = {"set_clipboard": SetClipboard, "launch": Launch,
+                                  "answer": Answer,
                                   "activate_window": ActivateWindow, "close_window": CloseWindow}
 FIELDS: tuple[str, ...] = (
     "action_type", "coordinate", "start", "button", "key", "modifiers", "text", "scroll",
@@ -439,6 +445,8 @@ def action_to_dict(action: Action) -> dict[str, Any]:
         if a.timeout is not None:
             out["timeout"] = float(a.timeout)
         return out
+    if isinstance(a, Answer):
+        return {"type": "answer", "text": str(a.text)}
     if isinstance(a, Done):
         return {"type": "done"}
     if isinstance(a, Fail):
@@ -518,6 +526,8 @@ def action_to_pyautogui(action: Action) -> str:
         if a.timeout is None:
             return _call("run", str(a.command))
         return _call("run", str(a.command), timeout=float(a.timeout))
+    if isinstance(a, Answer):
+        return _call("answer", str(a.text))
     if isinstance(a, Done):
         return "DONE"
     if isinstance(a, Fail):

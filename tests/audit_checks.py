@@ -38,3 +38,12 @@ def check_cross(report, specs: dict[str, TaskSpec], seeds: tuple[int, ...]) -> N
     assert len(report.cross) == n_tasks * (n_tasks - 1) * len(seeds)
     assert [(x.evaluator_task, x.state_task) for x in report.cross if x.success] == []
     assert report.metrics["f1"] >= 0.99, report.table()
+
+
+def check_cheats(report, task_id: str) -> None:
+    """Every cheat played on the task (generic ones on its real start state and the spec's own
+    as episodes) scored 0, or at most the placeholder limit without success."""
+    cheats = [c for c in report.cases if c.task_id == task_id and c.is_cheat]
+    assert cheats, f"{task_id}: the audit played no cheat (was it run with cheats=True?)"
+    assert [(c.case, c.seed, round(c.score, 3), c.success, c.error, c.failed_criteria)
+            for c in cheats if not c.ok] == []

@@ -36,12 +36,13 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="module")
 def imagej_env():
-    """One ImageJ env for a test module (the display is reused across resets)."""
+    """One ImageJ env for a test module (the display is reused across resets), with the shell
+    allowed whatever the task's modality, for the tests of CLI actions."""
     import gymnasium as gym
 
     import sciagent_gym  # noqa: F401
 
-    env = gym.make("SciGUI-ImageJ-v0", render_mode="rgb_array")
+    env = gym.make("SciGUI-ImageJ-v0", render_mode="rgb_array", modality="gui+cli")
     yield env
     env.close()
 

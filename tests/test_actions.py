@@ -480,8 +480,9 @@ def test_action_space_layout():
     assert set(space.spaces) == {"action_type", "coordinate", "start", "button", "key",
                                  "modifiers", "text", "scroll", "seconds"}
     assert space["action_type"] == gspaces.Discrete(len(ACTION_TYPES))
-    assert len(ACTION_TYPES) == 23 and ACTION_TYPES[0] == "click" and ACTION_TYPES[16] == "fail"
-    assert ACTION_TYPES[-1] == "close_window"
+    assert len(ACTION_TYPES) == 24 and ACTION_TYPES[0] == "click" and ACTION_TYPES[16] == "fail"
+    assert ACTION_TYPES[23] == "answer"  # appended: earlier indices keep their meaning
+    assert ACTION_TYPES[-2] == "close_window"
     assert space["coordinate"] == gspaces.MultiDiscrete([1280, 800])
     assert space["start"] == space["coordinate"]
     assert space["button"] == gspaces.Discrete(3)
@@ -510,7 +511,7 @@ def test_random_samples_all_convert():
         assert len(actions) == 1
         seen.add(type(actions[0]))
         json.dumps(action_to_dict(actions[0]))
-    assert len(seen) == len(ACTION_CLASSES) == 21  # every action class is reachable
+    assert len(seen) == len(ACTION_CLASSES) == 22  # every action class is reachable
 
 
 def _sample(**fields):
@@ -535,7 +536,7 @@ def test_space_contains():
     assert _sample(text="Grüße ✓ 日本") in space
     assert _sample(coordinate=np.array([1280, 0], dtype=np.int32)) not in space
     assert _sample(text="") not in space
-    assert _sample(action_type=23) not in space
+    assert _sample(action_type=24) not in space
 
 
 @pytest.mark.parametrize(
@@ -580,7 +581,7 @@ def test_from_space_sample_needs_only_relevant_fields():
 @pytest.mark.parametrize(
     ("sample", "match"),
     [
-        ({"action_type": 23}, r"action_type 23 is out of range \(0..22\)"),
+        ({"action_type": 24}, r"action_type 24 is out of range \(0..23\)"),
         ({"action_type": -1}, r"action_type -1 is out of range"),
         ({"action_type": 1.5}, r"action_type must be an integer index"),
         ({"action_type": "jump"}, r"unknown action_type 'jump'"),

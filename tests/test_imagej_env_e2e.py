@@ -215,3 +215,31 @@ def test_macro_errors_are_reported_not_hung(imagej_env):
 
 def test_state_dump_leaves_the_screen_as_it_was(imagej_env):
     assert_dump_leaves_screen(imagej_env, "imagej/count-nuclei")
+
+
+def test_answer_action_lands_in_the_final_state(imagej_env):
+    imagej_env.reset(seed=0, options={"task": "count-nuclei"})
+    obs, reward, terminated, _, info = imagej_env.step('answer("12 nuclei")')
+    assert not terminated and reward == 0 and "action_error" not in info
+    assert obs["terminal"] == "answer recorded: 12 nuclei"
+    imagej_env.step({"type": "answer", "text": "13"})      # the last answer counts
+    imagej_env.step("DONE")
+    assert imagej_env.unwrapped.final_state.answer == "13"
+    imagej_env.reset(seed=0, options={"task": "count-nuclei"})
+    imagej_env.step("DONE")
+    assert imagej_env.unwrapped.final_state.answer is None  # answers do not carry over
+
+
+def test_gui_modality_refuses_the_shell():
+    env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", modality="gui", pool_size=0)
+    try:
+        _, info = env.reset(seed=0)
+        assert info["modality"] == "gui" and info["allow_cli"] is False
+        *_, info = env.step('run("touch marker")')
+        assert "run() refused: the task's modality is 'gui'" in info["action_error"]
+        *_, info = env.step({"type": "launch", "command": "touch marker2"})
+        assert "launch() refused" in info["action_error"]
+        work = env.unwrapped.provider.host_work_dir
+        assert not (work / "marker").exists() and not (work / "marker2").exists()
+    finally:
+        env.close()

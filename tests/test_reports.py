@@ -5,7 +5,17 @@ from __future__ import annotations
 import csv
 import math
 
-from sciagent_gym.reports import episode_metrics, format_table, plot, write_csv
+from sciagent_gym.reports import (
+    compare_runs,
+    episode_metrics,
+    format_comparison,
+    format_table,
+    plot,
+    plot_comparison,
+    run_label,
+    write_comparison_csv,
+    write_csv,
+)
 
 
 def _r(task, score, success, steps, terminated=True, truncated=False, **extra):
@@ -42,7 +52,8 @@ def test_table_csv_and_plot(tmp_path):
     assert "task imagej/a" in table and "domain-macro average" in table and " - " in table
     write_csv(m, tmp_path / "r.csv")
     rows = list(csv.reader((tmp_path / "r.csv").open()))
-    assert rows[0][:3] == ["level", "name", "episodes"] and len(rows) == 1 + 2 + 1 + 1 + 1
+    # header, 2 tasks, 1 tool, 1 domain, 1 modality ("unrecorded": results without it), macro
+    assert rows[0][:3] == ["level", "name", "episodes"] and len(rows) == 1 + 2 + 1 + 1 + 1 + 1
     plot(m, tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -67,3 +78,31 @@ def test_domain_macro_is_a_mean_of_domain_means():
     m = episode_metrics(rows)
     assert len(m["domain"]) == 2
     assert math.isclose(m["domain_macro"]["score"], 0.5)  # not the plain mean, 0.75
+
+
+def test_modality_is_a_level_of_its_own():
+    rows = [_r("imagej/a", 1.0, True, 1, modality="gui"),
+            _r("imagej/b", 0.0, False, 1, modality="gui+cli")]
+    m = episode_metrics(rows)
+    assert m["modality"]["gui"]["score"] == 1.0 and m["modality"]["gui+cli"]["score"] == 0.0
+    assert "modality gui+cli" in format_table(m)
+
+
+def test_runs_are_compared_side_by_side_not_pooled(tmp_path):
+    """An oracle run and a random run are two column groups (1.00 and 0.00), not one 0.50."""
+    oracle = [_r("imagej/a", 1.0, True, 3, policy="oracle", modality="gui")] * 2
+    random = [_r("imagej/a", 0.0, False, 9, policy="random", modality="gui")] * 2
+    model = [_r("imagej/a", 0.5, False, 9, policy="vlm", agent={"model": "m-1"})]
+    assert run_label("runs/x", oracle) == "oracle" and run_label("runs/y", model) == "m-1"
+    assert run_label("runs/empty", [{}]) == "empty"
+    compared = compare_runs({"oracle": oracle, "random": random})
+    table = format_comparison(compared)
+    row = next(line for line in table.splitlines() if line.startswith("task imagej/a"))
+    assert row.split()[2:] == ["1.00", "100%", "0.00", "0%"]
+    assert "0.50" not in table
+    write_comparison_csv(compared, tmp_path / "c.csv")
+    rows = list(csv.reader((tmp_path / "c.csv").open()))
+    assert rows[0][:3] == ["run", "level", "name"] and {r[0] for r in rows[1:]} == \
+        {"oracle", "random"}
+    plot_comparison(compared, tmp_path / "c.png")
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

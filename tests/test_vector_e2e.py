@@ -14,7 +14,7 @@ pytestmark = pytest.mark.e2e
 
 def test_async_vector_env_with_text_observations():
     envs = gym.make_vec("SciGUI-ImageJ-v0", num_envs=2, vectorization_mode="async",
-                        task="count-nuclei", pool_size=0, max_steps=2)
+                        task="count-nuclei", pool_size=0, max_steps=2, modality="gui+cli")
     try:
         obs, info = envs.reset(seed=0)
         assert obs["screenshot"].shape == (2, 800, 1280, 3)

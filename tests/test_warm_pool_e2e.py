@@ -18,7 +18,7 @@ def _wait_prepared(env, timeout=60.0):
 
 
 def test_warm_resets_swap_and_match_cold_resets():
-    warm_env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", pool_size=1)
+    warm_env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", pool_size=1, modality="gui+cli")
     cold_env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", pool_size=0)
     try:
         warm_env.reset(seed=7)

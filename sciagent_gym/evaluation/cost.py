@@ -23,8 +23,11 @@ CHEAP_GETTERS: frozenset[str] = frozenset(
         "table_column",
         "table_cell",
         "table_records",
-        # in-memory status
+        # in-memory status and the answer
         "agent_status",
+        "answer_text",
+        "answer_number",
+        "answer_numbers",
         "terminal_text",
         # the collected window list
         "window_titles",

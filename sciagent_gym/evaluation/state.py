@@ -37,6 +37,8 @@ class FinalState:
     agent_status: str = "running"
     windows: list[dict[str, Any]] | None = None
     commands: dict[str, dict[str, Any]] | None = None
+    #: The text of the agent's last ``answer(...)`` action; None when it gave none.
+    answer: str | None = None
 
     def __post_init__(self) -> None:
         self.work_dir = Path(self.work_dir)
@@ -105,6 +107,7 @@ class FinalState:
             "app_state_error": self.app_state_error,
             "terminal": self.terminal,
             "agent_status": self.agent_status,
+            "answer": self.answer,
         }
         _dump_json(out / "meta.json", meta)
         return out
@@ -131,6 +134,7 @@ class FinalState:
             agent_status=meta.get("agent_status", "running"),
             windows=_load_optional(src / "windows.json"),
             commands=_load_optional(src / "commands.json"),
+            answer=meta.get("answer"),
         )
 
 

@@ -13,21 +13,28 @@ class StepError(SciAgentError):
     """A scripted step could not be performed."""
 
 
-def run_steps(env, steps: list[Any]) -> int:
+def run_steps(env, steps: list[Any], refused_ok: bool = False) -> int:
     """Perform ``steps`` in ``env`` (an env or a wrapper of one); returns the env steps taken.
 
     Action strings and ``{"action": ...}`` go through ``env.step`` exactly as an agent's would;
     ``{"script": ...}`` runs in the program's own scripting channel and ``{"run": ...}`` as a
     shell command in the sandbox (privileges of the task author, not of the agent).
+    ``{"script": ..., "answer": "<template>"}`` then gives the script's output, put into the
+    template's ``{output}``, through the answer action. An action the env refuses raises
+    StepError unless ``refused_ok`` (cheats: a refused shell command is the defence working).
     """
     base = env.unwrapped
     taken = 0
     for i, step in enumerate(steps):
+        if isinstance(step, dict) and "answer" in step:
+            output = base.adapter.run_script(base.provider, step["script"]) or ""
+            step = {"action": {"type": "answer",
+                               "text": step["answer"].replace("{output}", output.strip())}}
         if isinstance(step, str) or "action" in step:
             action = step if isinstance(step, str) else step["action"]
             _, _, terminated, truncated, info = env.step(action)
             taken += 1
-            if info.get("action_error"):
+            if info.get("action_error") and not refused_ok:
                 raise StepError(f"step {i} ({action!r}): {info['action_error']}")
             if terminated or truncated:
                 break

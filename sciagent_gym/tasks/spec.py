@@ -10,7 +10,11 @@ Schema (fields marked * are required)::
     id*          "<tool>/<slug>"            tool*        tool folder name
     title*       short name                 instruction* text shown to the agent
     difficulty*  easy | medium | hard       tags         list of strings
-    max_steps    step budget (default 50)   allow_cli    CLI actions allowed (default true)
+    max_steps    step budget (default 50)   heldout      true: a held-out task family
+    modality     gui (default) | gui+cli | code: what the agent may use. ``gui``: mouse,
+                 keyboard and the answer action (a program's own consoles reached through its
+                 GUI count as GUI); ``gui+cli``: ``run()``/``launch()`` too, because the shell is
+                 part of the real work; ``code``: reserved for code environments
     cli_timeout  seconds per CLI command (default 30)
     params       {name: {"choice": [...]} | {"int": [lo, hi]} | {"float": [lo, hi], "round": n}
                   | literal}
@@ -24,12 +28,18 @@ Schema (fields marked * are required)::
                  to succeed.
     evaluator*   {"criteria": [criterion, ...]}   (see sciagent_gym.evaluation.Criterion)
     oracle*      [step, ...]    negatives*  {name: [step, ...]}
+    cheats       {name: [step, ...]}: task-specific ways to a reward without the work (a
+                 shell one-liner, a hand-written output file); agent actions only, each must
+                 score 0 (the cheat audit plays them beside its generic cheats)
     infeasible   true when FAIL is the right answer
     hints        workflow hints (menu paths, commands) appended to the instruction when the env
                  is made with ``hints=True`` (MatToolBench's with/without-hints ablation)
 
 A step is a pyautogui/CLI action string, {"action": {...}}, {"script": "<tool script>"} (run
 through the tool's own scripting channel), {"run": "<shell>"} (run in the sandbox),
+{"script": "<tool script>", "answer": "<template>"} (run the script, then give
+``template.format(output=<its stripped output>)`` through the answer action, so an oracle reads a
+value from the program instead of echoing the gold),
 {"toggle": "<name>", "then": [step, ...]} (the steps run only when that toggle starts away
 from its target: oracles of state-control tasks) or
 {"await_window": "<title regex>", "focused": bool, "gone": bool, "timeout": s}: watch the screen,
@@ -49,9 +59,13 @@ from typing import Any
 from sciagent_gym.evaluation import Criterion, SpecError
 
 DIFFICULTIES = ("easy", "medium", "hard")
+#: What the agent may use: ``gui`` (mouse, keyboard, answer), ``gui+cli`` (also run()/launch()),
+#: ``code`` (code environments). See DESIGN.md section 2.
+MODALITIES = ("gui", "gui+cli", "code")
+CLI_MODALITIES = ("gui+cli", "code")
 _TOP_FIELDS = {"id", "tool", "title", "instruction", "difficulty", "tags", "max_steps",
-               "allow_cli", "cli_timeout", "params", "setup", "evaluator", "oracle", "negatives",
-               "infeasible", "notes", "hints", "toggles"}
+               "modality", "cli_timeout", "params", "setup", "evaluator", "oracle", "negatives",
+               "cheats", "infeasible", "notes", "hints", "toggles", "heldout"}
 _SETUP_FIELDS = {"generate", "open", "protect", "script"}
 _TOGGLE_FIELDS = {"name", "initial", "target", "box"}
 
@@ -83,7 +97,7 @@ class TaskSpec:
     negatives: dict[str, list[Any]]
     tags: tuple[str, ...] = ()
     max_steps: int = 50
-    allow_cli: bool = True
+    modality: str = "gui"
     cli_timeout: float = 30.0
     params: dict[str, Any] = field(default_factory=dict)
     generate: tuple[Generator, ...] = ()
@@ -93,11 +107,18 @@ class TaskSpec:
     hints: str = ""
     setup_script: str = ""
     toggles: tuple[dict[str, Any], ...] = ()
+    cheats: dict[str, list[Any]] = field(default_factory=dict)
+    heldout: bool = False
     source: str = "<dict>"
 
     @property
     def slug(self) -> str:
         return self.id.split("/", 1)[1]
+
+    @property
+    def allow_cli(self) -> bool:
+        """True when the modality lets the agent use ``run()`` and ``launch()``."""
+        return self.modality in CLI_MODALITIES
 
 
 def _require(cond: bool, source: str, field_name: str, message: str) -> None:
@@ -143,6 +164,11 @@ def _check_steps(steps: Any, source: str, where: str, toggles: frozenset[str] = 
                 re.compile(step["await_window"])
             except re.error as exc:
                 _require(False, source, f"{where}[{i}]", f"bad title regex: {exc}")
+            continue
+        if isinstance(step, dict) and set(step) == {"script", "answer"}:
+            _require(isinstance(step["script"], str) and isinstance(step["answer"], str)
+                     and "{output}" in step["answer"], source, f"{where}[{i}]",
+                     "an answer step is {script: <tool script>, answer: '<text with {output}>'}")
             continue
         ok = isinstance(step, str) or (isinstance(step, dict) and len(step) == 1
                                        and next(iter(step)) in ("action", "script", "run"))
@@ -213,12 +239,24 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
         _check_steps(steps, source, f"negatives.{name}", toggles)
     hints = data.get("hints", "")
     _require(isinstance(hints, str), source, "hints", "must be a string")
+    modality = data.get("modality", "gui")
+    _require(modality in MODALITIES, source, "modality",
+             f"must be one of {', '.join(MODALITIES)} (allow_cli is gone: gui+cli allows run())")
+    cheats = data.get("cheats", {})
+    _require(isinstance(cheats, dict), source, "cheats", "must be an object {name: [steps]}")
+    for name, steps in cheats.items():
+        _check_steps(steps, source, f"cheats.{name}", toggles)
+        _require(all(isinstance(s, str) or (isinstance(s, dict) and set(s) == {"action"})
+                     for s in steps), source, f"cheats.{name}",
+                 "a cheat is what an agent can do: action strings or {action: ...} only")
+    _require(isinstance(data.get("heldout", False), bool), source, "heldout",
+             "must be true or false")
 
     return TaskSpec(
         id=data["id"], tool=data["tool"], title=data["title"], instruction=data["instruction"],
         difficulty=data["difficulty"], evaluator=evaluator["criteria"], oracle=data["oracle"],
         negatives=negatives, tags=tuple(data.get("tags", ())), max_steps=max_steps,
-        allow_cli=bool(data.get("allow_cli", True)),
+        modality=modality, cheats=cheats, heldout=data.get("heldout", False),
         cli_timeout=float(data.get("cli_timeout", 30.0)), params=params,
         generate=tuple(generators), open=tuple(setup.get("open", ())),
         protect=tuple(setup.get("protect", ())), infeasible=bool(data.get("infeasible", False)),

@@ -16,6 +16,8 @@ from sciagent_gym.processes import owned_tempdir
 from sciagent_gym.tasks.spec import TaskSpec, TaskSpecError
 
 SPLITS = {"train": (0.0, 0.8), "val": (0.8, 0.9), "test": (0.9, 1.0)}
+#: The task-level split: only task families whose spec says ``heldout: true``.
+HELDOUT_SPLIT = "heldout-tasks"
 
 
 def split_of(task_id: str, variant: int) -> str:
@@ -142,10 +144,17 @@ class Task:
         return out + [Criterion.from_dict(resolve(c, self.context)) for c in self.spec.evaluator]
 
     def steps(self, which: str = "oracle") -> list[Any]:
-        """The oracle's or a named negative's steps, with references resolved and toggle steps
-        expanded (their ``then`` steps kept only when that toggle starts away from its target)."""
-        raw = self.spec.oracle if which == "oracle" else self.spec.negatives[which]
-        return self._expand(resolve(raw, self.context))
+        """The oracle's, a named negative's or (``"cheat:<name>"``) a named cheat's steps, with
+        references resolved and toggle steps expanded (their ``then`` steps kept only when that
+        toggle starts away from its target)."""
+        if which == "oracle":
+            raw = self.spec.oracle
+        elif which.startswith("cheat:"):
+            raw = self.spec.cheats[which.removeprefix("cheat:")]
+        else:
+            raw = self.spec.negatives[which]
+        # "{output}" of an answer step is the script's output, filled in when it has run
+        return self._expand(resolve(raw, {**self.context, "output": "{output}"}))
 
     def _expand(self, steps: list[Any]) -> list[Any]:
         changes = {t.name: t.positive for t in self.toggles}

@@ -6,6 +6,7 @@ Importing this package registers every built-in getter in :data:`GETTERS`.
 from __future__ import annotations
 
 from . import (  # noqa: F401 - imported to register getters
+    answer,
     app,
     commands,
     files,

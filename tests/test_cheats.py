@@ -1,0 +1,149 @@
+"""The generic cheat catalogue and the audit's rules for cheats (offline, on made-up tasks)."""
+
+from __future__ import annotations
+
+import io
+import json
+import wave
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from sciagent_gym.audit import AuditReport, CaseResult, _expected_ok
+from sciagent_gym.cheats import (
+    PLACEHOLDER_LIMIT,
+    generic_cheats,
+    output_paths,
+    play_offline,
+)
+from sciagent_gym.evaluation import FinalState, parse_criteria
+
+
+def criteria(*items):
+    return parse_criteria([{"name": f"c{i}", **item} for i, item in enumerate(items)])
+
+
+@pytest.fixture
+def start(tmp_path):
+    """A start work directory with an input image and an input recording."""
+    work = tmp_path / "start"
+    work.mkdir()
+    Image.fromarray(np.zeros((30, 40), np.uint8)).save(work / "input.png")
+    with wave.open(str(work / "voice.wav"), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(8000)
+        w.writeframes(b"\x01\x00" * 4000)
+    return work
+
+
+def test_outputs_are_the_paths_the_criteria_read():
+    crits = criteria(
+        {"getter": {"fn": "file_exists", "path": "out/figure.png"}, "check": "is_true"},
+        {"getter": {"fn": "table_rows", "path": "results.csv"},
+         "check": {"op": "equals", "expected": 3}},
+        {"getter": {"fn": "file_text", "path": "/etc/passwd"}, "check": "is_true"},
+        {"getter": "agent_status", "check": {"op": "equals", "expected": "done"}},
+    )
+    assert output_paths(crits) == ["out/figure.png", "results.csv"]
+
+
+def test_catalogue_covers_empty_placeholders_copies_and_answers(start):
+    crits = _sized_criteria()
+    cheats = {c.name: c for c in generic_cheats(crits, start)}
+    assert {"done-at-once", "empty-outputs", "input-copied", "answer-zero",
+            "answer-wrong-1"} <= set(cheats)
+    assert cheats["empty-outputs"].files == {p: b"" for p in output_paths(crits)}
+    assert cheats["answer-wrong-1"].answer == "1114 Hz"        # 742 * 1.5 + 1, same unit
+    sized = [c for n, c in cheats.items() if n.startswith("placeholders-black-")]
+    sizes = {n.rsplit("-", 1)[1] for n in cheats if n.startswith("placeholders-black-")}
+    assert {"40x30", "64x48"} <= sizes                          # the input's, the stated
+    png = Image.open(io.BytesIO(sized[0].files["fig.png"]))
+    assert np.ptp(np.asarray(png)) == 0                         # uniform
+    with wave.open(io.BytesIO(sized[0].files["out.wav"])) as w:
+        assert (w.getframerate(), w.getnframes()) == (8000, 4000)
+        assert set(w.readframes(4000)) == {0}                   # silent, input's rate and length
+    assert sized[0].files["t.csv"].decode().strip() == "Area"   # header-only table
+    assert cheats["input-copied"].files["out.wav"] == (start / "voice.wav").read_bytes()
+    assert all(c.limit == (PLACEHOLDER_LIMIT if c.kind == "placeholder" else 0.0)
+               for c in cheats.values())
+
+
+def _sized_criteria():
+    return criteria(
+        {"getter": {"fn": "image_stat", "path": "fig.png", "stat": "width"},
+         "check": {"op": "equals", "expected": 64}},
+        {"getter": {"fn": "image_stat", "path": "fig.png", "stat": "height"},
+         "check": {"op": "equals", "expected": 48}},
+        {"getter": {"fn": "file_exists", "path": "out.wav"}, "check": "is_true"},
+        {"getter": {"fn": "table_column", "path": "t.csv", "column": "Area"},
+         "check": {"op": "equals", "expected": [1]}},
+        {"getter": {"fn": "answer_number", "unit": "Hz"},
+         "check": {"op": "numeric", "expected": 742, "abs_tol": 5}},
+    )
+
+
+def test_content_blind_criteria_are_caught_and_content_aware_ones_hold(start, tmp_path):
+    """The audit's point: an existence gate with weight earns credit for an empty file."""
+    blind = criteria(
+        {"getter": {"fn": "file_exists", "path": "result.json"}, "check": "is_true",
+         "gate": True},
+        {"getter": {"fn": "file_json", "path": "result.json", "key": "count"},
+         "check": {"op": "equals", "expected": 7}},
+    )
+    fair = parse_criteria([{**c.to_dict(), "weight": 0 if c.gate else 1} for c in blind])
+    start_state = FinalState(work_dir=start, agent_status="done")
+    empty = next(c for c in generic_cheats(blind, start) if c.name == "empty-outputs")
+    assert play_offline(empty, blind, start_state, tmp_path / "a").score == 0.5
+    assert play_offline(empty, fair, start_state, tmp_path / "b").score == 0.0
+    placeholder = next(c for c in generic_cheats(fair, start) if c.kind == "placeholder")
+    assert json.loads(placeholder.files["result.json"]) == {}
+    assert play_offline(placeholder, fair, start_state, tmp_path / "c").score == 0.0
+    assert sorted(p.name for p in start.iterdir()) == ["input.png", "voice.wav"]  # untouched
+
+
+def test_answer_cheats_use_the_answer_action(start, tmp_path):
+    crits = criteria({"getter": {"fn": "answer_number", "unit": "s"},
+                      "check": {"op": "in_range", "min": 1.0, "max": 1.2}})
+    cheats = {c.name: c for c in generic_cheats(crits, start)}
+    start_state = FinalState(work_dir=start, agent_status="done")
+    assert cheats["answer-wrong-1"].answer == "12.4 s"
+    for name in ("answer-zero", "answer-wrong-1"):
+        assert play_offline(cheats[name], crits, start_state, tmp_path).score == 0.0
+
+
+@pytest.mark.parametrize(("score", "success", "limit", "ok"), [
+    (0.0, False, 0.0, True),
+    (0.2, False, 0.0, False),            # any credit is a finding
+    (0.1, False, PLACEHOLDER_LIMIT, True),
+    (0.2, False, PLACEHOLDER_LIMIT, False),
+    (1.0, True, PLACEHOLDER_LIMIT, False),
+])
+def test_cheat_rule(score, success, limit, ok):
+    assert _expected_ok("cheat:x", False, score, success, limit=limit) is ok
+
+
+def test_state_control_cheats_may_not_beat_the_noop():
+    assert _expected_ok("cheat:x", False, 0.5, False, toggles=True, noop_score=0.5)
+    assert not _expected_ok("cheat:x", False, 0.75, False, toggles=True, noop_score=0.5)
+    assert _expected_ok("cheat:x", False, 1.0, True, noop_correct=True, toggles=True,
+                        noop_score=1.0)
+
+
+def test_report_table_shows_cheats_and_modalities():
+    report = AuditReport("demo", [0])
+    report.cases = [
+        CaseResult("demo/a", 0, "oracle", 1.0, True, True, [], 0.1, modality="gui"),
+        CaseResult("demo/a", 0, "noop", 0.0, False, True, [], 0.1, modality="gui"),
+        CaseResult("demo/a", 0, "cheat:empty-outputs", 0.0, False, True, [], 0.0,
+                   modality="gui"),
+        CaseResult("demo/a", 0, "cheat:answer-zero", 0.25, False, False, ["x"], 0.0,
+                   modality="gui"),
+        CaseResult("demo/b", 0, "oracle", 1.0, True, True, [], 0.1, modality="gui+cli"),
+        CaseResult("demo/b", 0, "noop", 0.0, False, True, [], 0.1, modality="gui+cli"),
+    ]
+    table = report.table()
+    assert "cheats held: 1/2" in table and "modality gui: 1 tasks" in table
+    assert "FAILED demo/a seed 0 cheat:answer-zero" in table
+    assert not report.passed

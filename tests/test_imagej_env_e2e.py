@@ -176,8 +176,8 @@ def test_done_fail_terminate_with_evaluation(imagej_env):
 
 
 def test_two_envs_in_one_process_do_not_collide():
-    a = gym.make("SciGUI-ImageJ-v0", task="count-nuclei")
-    b = gym.make("SciGUI-ImageJ-v0", task="count-nuclei")
+    a = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", modality="gui+cli")
+    b = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", modality="gui+cli")
     try:
         a.reset(seed=0)
         b.reset(seed=1)

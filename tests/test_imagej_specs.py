@@ -1,20 +1,23 @@
 """Offline checks of the ImageJ task specs, their data generators and the ImageJ getters.
 
 No X display or ImageJ needed: specs are loaded and staged into tmp_path; the .roi decoder is
-fed headers built here byte by byte after ImageJ's ij/io/RoiDecoder.java layout.
+fed headers built here byte by byte after ImageJ's ij/io/RoiDecoder.java layout. Evaluator
+proofs write what ImageJ would (TIFFs, Results tables, .roi files, the state dump) for the
+oracle and each negative, and score the start state, placeholders and cheats (all 0).
 """
 
 from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tifffile
 
-from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, resolve
+from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, evaluate, resolve
 from sciagent_gym.tasks.spec import TaskSpec, load_specs
 from sciagent_gym.tasks.task import Task, sample_params
 from sciagent_gym.tools import load_adapter, load_tool_getters, task_specs_root
@@ -314,3 +317,396 @@ def test_help_menu_check_sees_only_a_complete_menu_bar():
     frame[47:60, 610:635] = 0  # Help at the right edge
     assert _help_menu_drawn(frame, window)
     assert not _help_menu_drawn(frame, WindowInfo(**{**window.to_dict(), "x": 1400}))
+
+
+# --- evaluator proofs on the states the oracle, the negatives and placeholders leave ----------
+#
+# ImageJ is not needed: each case writes the files ImageJ would write (TIFFs through tifffile
+# with ImageJ's metadata, Results tables in ImageJ's CSV layout, .roi headers after
+# RoiDecoder.java) and the state dump state.ijm would return. The oracle must score 1.0; the
+# start state, each modelled negative and every placeholder must not succeed, and the start
+# state and placeholders must score 0.
+
+
+def write_results(path: Path, columns: list[str], rows: list[list[float]]) -> None:
+    """A Results table as ImageJ's saveAs("Results", ...) writes a .csv: a blank-named first
+    column with 1-based row numbers."""
+    lines = [" ," + ",".join(columns)]
+    lines += [f"{i}," + ",".join(f"{v:.3f}" for v in row) for i, row in enumerate(rows, 1)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def write_calibrated_tiff(path: Path, array: np.ndarray, px: float | None, unit: str) -> None:
+    """A TIFF as ImageJ saves a calibrated image: resolution tags and unit= in its description."""
+    if px is None:
+        tifffile.imwrite(path, array, imagej=True)
+        return
+    escaped = "".join(c if ord(c) < 128 else f"\\u{ord(c):04X}" for c in unit)  # as Java does
+    tifffile.imwrite(path, array, resolution=(1 / px, 1 / px), metadata=None,
+                     description=f"ImageJ=1.52i\nunit={escaped}\n")
+
+
+def app_dump(task: Task, work: Path, px: float = 1.0, unit: str = "pixel") -> dict:
+    """What state.ijm returns with the task's last opened image active (start state: px 1)."""
+    name = task.spec.open[-1]
+    arr = tifffile.imread(work / name)
+    active = {"title": name, "bit_depth": arr.dtype.itemsize * 8, "width": arr.shape[1],
+              "height": arr.shape[0], "slices": 1, "pixel_width": px, "pixel_height": px,
+              "unit": unit, "changes": False, "selection_type": -1, "selection": None}
+    return {"n_images": 1, "image_titles": [name], "window_titles": [], "active": active,
+            "results": {"count": 0, "headings": [], "columns": {}}, "roi_manager_count": 0,
+            "log": ""}
+
+
+def _gold_image(task: Task, gen: str, key: str) -> np.ndarray:
+    return tifffile.imread(task.gold[gen][key])
+
+
+def _scaled8(arr16: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """ImageJ's 16 -> 8-bit conversion for the display range lo..hi."""
+    v = np.floor((arr16.astype(float) - lo) * 256 / (hi - lo + 1) + 0.5)
+    return np.clip(v, 0, 255).astype(np.uint8)
+
+
+def _convert_crop(task: Task, case: str, work: Path) -> str:
+    p, g = task.params, task.gold["moon"]
+    arr = tifffile.imread(work / "moon16.tif")
+    x, y, w, h = p["x"], p["y"], p["w"], p["h"]
+    full = _scaled8(arr, g["min16"], g["max16"])
+    if case == "not-converted":
+        out = arr[y:y + h, x:x + w]
+    elif case == "auto-contrast-before-converting":
+        lo, hi = np.percentile(arr, [0.175, 99.825])
+        out = _scaled8(arr, lo, hi)[y:y + h, x:x + w]
+    elif case == "not-cropped":
+        out = full
+    else:
+        dx = {"oracle": 0, "box-10px-off": 10}.get(case)
+        x0, y0 = (x + dx, y + dx) if dx is not None else (x - w // 2, y - h // 2)
+        out = full[max(y0, 0):y0 + h, max(x0, 0):x0 + w]
+    tifffile.imwrite(work / "crop.tif", out, imagej=True)
+    return "done"
+
+
+def _count_nuclei(task: Task, case: str, work: Path) -> str:
+    arr = tifffile.imread(work / "nuclei.tif")
+    min_size = {"no-size-filter": 0}.get(case, task.params["min_size"])
+    areas, _ = data._particle_gold(arr if case != "background-as-foreground" else 255 - arr,
+                                   min_size)
+    name = "Results.csv" if case == "saved-under-wrong-name" else "nuclei_results.csv"
+    write_results(work / name, ["Area", "Mean"], [[a, 150.0] for a in areas])
+    return "done"
+
+
+def _nuclei_um2(task: Task, case: str, work: Path) -> tuple[str, dict]:
+    arr = tifffile.imread(work / "nuclei.tif")
+    scope = task.params["scope"]
+    px = {"not-calibrated": 1.0, "inverse-scale": 1 / scope["px_um"]}.get(case, scope["px_um"])
+    limit_px = scope["min_um2"] / px ** 2
+    if case == "size-limit-in-pixels":
+        limit_px = scope["min_um2"]
+    if case == "no-size-filter":
+        limit_px = 0
+    areas, _ = data._particle_gold(arr, limit_px)
+    write_results(work / "nuclei_areas.csv", ["Area", "Mean"], [[a * px * px, 150.0]
+                                                                 for a in areas])
+    unit = "pixel" if case == "not-calibrated" else "µm"
+    return "done", app_dump(task, work, px, unit)
+
+
+def _draw_roi(task: Task, case: str, work: Path) -> str:
+    g = task.gold["cell"]
+    x, y, d = int(g["x"]), int(g["y"]), int(g["d"])
+    if case in ("oracle", "rectangle-instead-of-oval"):
+        content = roi_bytes(2 if case == "oracle" else 1, top=y, left=x, bottom=y + d,
+                            right=x + d)
+    elif case == "small-cell-outlined":
+        sd = int(g["small_d"])
+        sx, sy = int(g["small_cx"] - sd / 2), int(g["small_cy"] - sd / 2)
+        content = roi_bytes(2, top=sy, left=sx, bottom=sy + sd, right=sx + sd)
+    elif case == "loose-oval":
+        r = int(g["d"] * 0.7)
+        cx, cy = int(g["cx"]), int(g["cy"])
+        content = roi_bytes(2, top=cy - r, left=cx - r, bottom=cy + r, right=cx + r)
+    else:  # whole-image-selection
+        content = roi_bytes(1, top=0, left=0, bottom=400, right=500)
+    (work / "cell.roi").write_bytes(content)
+    return "done"
+
+
+def _gaussian(task: Task, case: str, work: Path) -> str:
+    from scipy import ndimage as ndi
+
+    arr = tifffile.imread(work / "cell.tif").astype(float)
+    sigma = task.params["sigma"]
+    factor = {"sigma-three-times-too-large": 3.0, "sigma-halved": 0.5}.get(case, 1.0)
+    out = np.round(ndi.gaussian_filter(arr, sigma * factor, mode="nearest"))
+    if case == "not-blurred":
+        out = arr
+    if case == "only-a-region-blurred":
+        h, w = arr.shape
+        part = arr.copy()
+        part[:h // 2, :w // 2] = out[:h // 2, :w // 2]
+        out = part
+    tifffile.imwrite(work / "blurred.tif", np.clip(out, 0, 255).astype(np.uint8), imagej=True)
+    return "done"
+
+
+def _measure_region(task: Task, case: str, work: Path) -> str:
+    p = task.params
+    grey = tifffile.imread(work / "ihc.tif").astype(float)
+    x, y, w, h = p["x"], p["y"], p["w"], p["h"]
+    if case == "whole-image":
+        x, y, (h, w) = 0, 0, grey.shape
+    if case == "shifted-box":
+        x, y = x + w // 2, y + h // 2
+    region = grey[y:y + h, x:x + w]
+    name = "Results.csv" if case == "saved-under-wrong-name" else "region.csv"
+    write_results(work / name, ["Area", "Mean", "Min", "Max", "BX", "BY", "Width", "Height"],
+                  [[region.size, region.mean(), region.min(), region.max(), x, y,
+                    region.shape[1], region.shape[0]]])
+    return "done"
+
+
+def _set_scale(task: Task, case: str, work: Path) -> tuple[str, dict]:
+    px = task.params["px_um"]
+    arr = tifffile.imread(work / "cells.tif")
+    cal = {"oracle": (px, "µm"), "inverted-scale": (1 / px, "µm"),
+           "saved-uncalibrated": (None, "pixel"), "calibrated-not-saved": (px, "µm"),
+           "scale-in-nanometres": (px, "nm")}[case]
+    if case != "calibrated-not-saved":
+        write_calibrated_tiff(work / "calibrated.tif", arr, *cal)
+    return "done", app_dump(task, work, cal[0] or 1.0, cal[1])
+
+
+def _project_missing(task: Task, case: str, work: Path) -> str:
+    if case != "oracle" and case != "claims-done":
+        name = f"{task.params['sample']}{task.params['index']}_z_MAX.tif"
+        (work / name).write_bytes((work / "cells_t01.tif").read_bytes())
+    return {"oracle": "fail", "fabricated-then-failed": "fail"}.get(case, "done")
+
+
+CASE_WRITERS = {"convert-crop": _convert_crop, "count-nuclei": _count_nuclei,
+                "nuclei-area-um2": _nuclei_um2, "draw-save-roi": _draw_roi,
+                "gaussian-blur-save": _gaussian, "measure-region-mean": _measure_region,
+                "set-scale": _set_scale, "project-missing-stack": _project_missing}
+
+
+def case_state(task: Task, case: str, work: Path) -> FinalState:
+    """The final state ``case`` ("oracle" or a negative's name) would leave in ``work``."""
+    out = CASE_WRITERS[task.spec.slug](task, case, work)
+    status, app = out if isinstance(out, tuple) else (out, app_dump(task, work))
+    return FinalState(work_dir=work, app_state=app, agent_status=status)
+
+
+def output_paths(task: Task) -> list[str]:
+    """Files the criteria read that the setup did not write: the task's outputs."""
+    paths = {c.getter_params["path"] for c in task.criteria() if "path" in c.getter_params}
+    return sorted(p for p in paths if p not in task.spec.protect)
+
+
+def placeholders(task: Task, work: Path) -> dict[str, Callable[[Path], None]]:
+    """Outputs an agent can make without the work: empty files, "0", a header-only table, blank
+    and uniform images (of the input's size and of the size the task asks for, at mid grey and
+    at the gold image's own mean), and the input copied to each output name."""
+    src = work / task.spec.open[-1]
+    arr = tifffile.imread(src)
+    sizes = {arr.shape[:2]}
+    if "w" in task.params and "h" in task.params:
+        sizes.add((task.params["h"], task.params["w"]))
+    levels = [0, 128, 255]
+    for gen in task.gold.values():
+        for value in gen.values():
+            if isinstance(value, str) and value.endswith(".tif") and Path(value).is_file():
+                levels.append(int(round(float(tifffile.imread(value).mean()))))
+    out: dict[str, Callable[[Path], None]] = {}
+    for name in output_paths(task):
+        out[f"empty {name}"] = lambda d, n=name: (d / n).write_bytes(b"")
+        out[f"'0' in {name}"] = lambda d, n=name: (d / n).write_text("0\n")
+        out[f"header-only {name}"] = lambda d, n=name: (d / n).write_text(" ,Area,Mean\n")
+        out[f"input as {name}"] = lambda d, n=name: (d / n).write_bytes(src.read_bytes())
+        for h, w in sizes:
+            for level in levels:
+                out[f"uniform {level} {w}x{h} {name}"] = (
+                    lambda d, n=name, s=(h, w), v=level:
+                    tifffile.imwrite(d / n, np.full(s, v, np.uint8), imagej=True))
+    return out
+
+
+def _fresh_dirs(root: Path, work: Path, inputs: tuple[str, ...]) -> Callable[[str], Path]:
+    """A maker of case directories under ``root``, each holding a copy of the task's inputs."""
+    def fresh(label: str) -> Path:
+        case_work = root / label.replace(" ", "_")
+        case_work.mkdir(parents=True)
+        for name in inputs:
+            (case_work / name).write_bytes((work / name).read_bytes())
+        return case_work
+    return fresh
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_oracle_negatives_start_and_placeholders(spec_id, tmp_path):
+    spec = SPECS[spec_id]
+    for seed in (0, 1, 2):
+        work = tmp_path / f"s{seed}"
+        task = make_task(spec, seed, work)
+        try:
+            task.stage(work)
+            criteria = task.criteria()
+            fresh = _fresh_dirs(tmp_path / f"s{seed}-cases", work, spec.protect)
+
+            start = evaluate(criteria, FinalState(work_dir=work, app_state=app_dump(task, work),
+                                                  agent_status="done"))
+            assert start.score == 0 and not start.success, start
+            for case in ("oracle", *sorted(spec.negatives)):
+                result = evaluate(criteria, case_state(task, case, fresh(case)))
+                if case == "oracle":
+                    assert result.score == 1.0 and result.success, (case, result)
+                else:
+                    assert not result.success, (case, result)
+            for label, make in placeholders(task, work).items():
+                case_work = fresh(label)
+                make(case_work)
+                for status in ("done", "fail"):
+                    state = FinalState(work_dir=case_work, app_state=app_dump(task, work),
+                                       agent_status=status)
+                    result = evaluate(criteria, state)
+                    assert not result.success and result.score == 0, (label, status, result)
+        finally:
+            task.cleanup()
+
+
+def test_gaussian_blur_check_refuses_what_ssim_alone_forgives(tmp_path):
+    """A uniform image at the gold blur's mean reaches SSIM 0.86-0.92 on this low-contrast
+    micrograph; the criterion's 0.99 threshold keeps it (and the unblurred input) out."""
+    spec = SPECS["imagej/gaussian-blur-save"]
+    task = make_task(spec, 0, tmp_path / "w")
+    try:
+        task.stage(tmp_path / "w")
+        ref = tifffile.imread(task.gold["blur"]["array"])
+        tifffile.imwrite(tmp_path / "u.tif", np.full_like(ref, int(ref.mean())))
+        state = FinalState(work_dir=tmp_path)
+        ssim = GETTERS["image_ssim"](state, "u.tif", task.gold["blur"]["array"])
+        assert 0.8 < ssim < 0.99
+        assert GETTERS["image_ssim"](state, "w/cell.tif", task.gold["blur"]["array"]) < 0.99
+    finally:
+        task.cleanup()
+
+
+def test_image_mae_separates_scaling_and_position(tmp_path):
+    ref = (np.arange(64 * 64).reshape(64, 64) % 251).astype(np.uint8)
+    tifffile.imwrite(tmp_path / "ref.tif", ref)
+    tifffile.imwrite(tmp_path / "same.tif", ref)
+    tifffile.imwrite(tmp_path / "shifted.tif", np.roll(ref, 3, axis=1))
+    tifffile.imwrite(tmp_path / "small.tif", ref[:32])
+    state = FinalState(work_dir=tmp_path)
+    mae = GETTERS["imagej_image_mae"]
+    assert mae(state, "same.tif", str(tmp_path / "ref.tif")) == 0
+    assert mae(state, "shifted.tif", str(tmp_path / "ref.tif")) > 1
+    with pytest.raises(GetterError, match="reference is"):
+        mae(state, "small.tif", str(tmp_path / "ref.tif"))
+    with pytest.raises(GetterError, match="absolute"):
+        mae(state, "same.tif", "ref.tif")
+
+
+def test_roi_iou(tmp_path):
+    get = GETTERS["imagej_roi_iou"]
+    state = roi_state(tmp_path, roi_bytes(2, top=100, left=200, bottom=160, right=260))
+    assert get(state, "sel.roi", 200, 100, 60, 60) == pytest.approx(1.0, abs=0.01)
+    assert get(state, "sel.roi", 230, 100, 60, 60) < 0.5
+    assert get(state, "sel.roi", 0, 0, 60, 60) == 0
+    # a circle twice as wide around the same centre covers a quarter of its area
+    assert get(state, "sel.roi", 170, 70, 120, 120) == pytest.approx(0.25, abs=0.01)
+    rect = roi_state(tmp_path, roi_bytes(1, top=0, left=0, bottom=10, right=10), "r.roi")
+    assert get(rect, "r.roi", 0, 0, 10, 10) == pytest.approx(np.pi / 4, abs=0.02)
+    line = roi_state(tmp_path, roi_bytes(3, top=0, left=0, bottom=10, right=10), "l.roi")
+    with pytest.raises(GetterError, match="oval and rectangle"):
+        get(line, "l.roi", 0, 0, 10, 10)
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_every_seed_gives_other_data_or_params(spec_id, tmp_path):
+    """No held-out episode repeats a training one: each seed's (params, input files) differ."""
+    seen = set()
+    for seed in range(6):
+        task = make_task(SPECS[spec_id], seed, tmp_path / str(seed))
+        try:
+            task.stage(tmp_path / str(seed))
+            seen.add((repr(sorted(task.params.items())), repr(sorted(task.input_hashes.items()))))
+        finally:
+            task.cleanup()
+    assert len(seen) == 6
+
+
+# --- task-specific cheats ------------------------------------------------------------------
+
+
+def _play_offline(task: Task, name: str, work: Path, allow_shell: bool) -> FinalState:
+    """The final state a spec cheat leaves: answers kept, DONE/FAIL as status, run() commands
+    executed only with ``allow_shell`` (with this interpreter standing in for python3)."""
+    import subprocess
+    import sys
+
+    from sciagent_gym.action_parser import parse_action
+    from sciagent_gym.actions import Answer, Fail, Run
+
+    answer, status = None, "done"
+    for step in task.steps(f"cheat:{name}"):
+        for action in parse_action(step, (1280, 800)):
+            if isinstance(action, Run) and allow_shell:
+                command = action.command.replace("python3 ", f"{sys.executable} ", 1)
+                subprocess.run(command, shell=True, check=True, capture_output=True, timeout=120)
+            elif isinstance(action, Answer):
+                answer = action.text
+            elif isinstance(action, Fail):
+                status = "fail"
+    return FinalState(work_dir=work, app_state=app_dump(task, work), agent_status=status,
+                      answer=answer)
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_cheats_are_real_threats_that_the_gui_modality_refuses(spec_id, tmp_path):
+    """Every ImageJ task is ``gui``: run() is refused, so a cheat leaves the start state (plus
+    its answer) and scores 0. Played with the shell allowed, each shell cheat does solve the
+    task (or most of it): the modality is what keeps it out, and the test says so."""
+    spec = SPECS[spec_id]
+    assert spec.modality == "gui" and not spec.allow_cli
+    assert spec.cheats, "every task names its task-specific cheats"
+    with_shell = []
+    for name, steps in spec.cheats.items():
+        shell = any(str(s).startswith("run(") for s in steps)
+        for allow_shell in (False, True) if shell else (False,):
+            work = tmp_path / f"{name}-{allow_shell}"
+            task = make_task(spec, 0, work)
+            try:
+                task.stage(work)
+                result = evaluate(task.criteria(), _play_offline(task, name, work, allow_shell))
+                if allow_shell:
+                    with_shell.append(result.score)
+                else:
+                    assert result.score == 0 and not result.success, (name, result)
+            finally:
+                task.cleanup()
+    if with_shell:  # the best shell cheat would earn most of the reward were run() allowed
+        assert max(with_shell) > 0.5, with_shell
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_generic_cheats_on_the_start_state(spec_id, tmp_path):
+    """The audit's generic cheats (sciagent_gym.cheats) on the start state ImageJ shows: all
+    score 0 (the audit's limit lets placeholders reach 0.1; ours do not)."""
+    from sciagent_gym.cheats import generic_cheats, play_offline
+
+    spec = SPECS[spec_id]
+    for seed in (0, 1):
+        work = tmp_path / f"s{seed}"
+        task = make_task(spec, seed, work)
+        try:
+            task.stage(work)
+            criteria = task.criteria()
+            start = FinalState(work_dir=work, app_state=app_dump(task, work), agent_status="done")
+            for cheat in generic_cheats(criteria, work):
+                result = play_offline(cheat, criteria, start, tmp_path / "scratch")
+                assert result.score == 0 and not result.success, (cheat.name, result)
+        finally:
+            task.cleanup()

@@ -3,9 +3,11 @@ and the install recipe. QuPath itself is not needed (nor installed on CI, see
 vm_images/qupath/README.md).
 
 Evaluator proofs: for every task, the final state its oracle would leave (files in QuPath's
-GeoJSON and measurement-table formats, and the hierarchy dump of state_dump.groovy) is built
-from the gold values with writers that follow QuPath v0.5.1's own (tests/fixtures/qupath); it
-must score 1.0, the empty state 0, and each negative's state must fail.
+GeoJSON and measurement-table formats, the hierarchy dump of state_dump.groovy and the answer
+action's text) is built from the gold values with writers that follow QuPath v0.5.1's own
+(tests/fixtures/qupath); it must score 1.0 and each negative's state must fail. The start state
+QuPath would show (staged image type, default stains, staged annotations), placeholders, the
+audit's generic cheats and each spec's own cheats, all played on that start state, score 0.
 """
 
 from __future__ import annotations
@@ -158,14 +160,74 @@ def dump(image: str, w: int, h: int, px: float, image_type: str = "BRIGHTFIELD_H
         "n_detections": n_det, "selected": [], "tma": None}
 
 
+# QuPath's default stains per image type (ImageData.initializeStainMap, v0.5.1): brightfield
+# "other" starts with the H-DAB defaults; other types have none.
+DEFAULT_STAINS = {"BRIGHTFIELD_H_DAB": (data.QUPATH_DEFAULT_H, data.QUPATH_DEFAULT_DAB, "DAB"),
+                  "BRIGHTFIELD_OTHER": (data.QUPATH_DEFAULT_H, data.QUPATH_DEFAULT_DAB, "DAB"),
+                  "BRIGHTFIELD_H_E": ((0.651, 0.701, 0.29), (0.216, 0.801, 0.558), "Eosin")}
+
+
+def start_dump(task: Task) -> dict[str, Any]:
+    """The dump state_dump.groovy returns right after staging: the staged image, image type,
+    stains (the stage's own, else QuPath's defaults for the type) and annotations, nothing
+    detected. The no-op is scored against this, not against a missing state."""
+    g = task.gold["slide"]
+    stage = g["qupath_stage"]
+    kind = stage["image_type"]
+    anns = [{"name": a["name"], "class": a["class"],
+             "bounds": [a["roi"][k] for k in ("x", "y", "w", "h")]}
+            for a in stage["annotations"]]
+    app = dump(stage["image"], g["width"], g["height"], g["pixel_size"], image_type=kind,
+               anns=anns)
+    if kind in DEFAULT_STAINS:
+        h_vec, second_vec, second = DEFAULT_STAINS[kind]
+        if stage.get("stains"):
+            parsed = json.loads(stage["stains"])
+            h_vec = [float(v) for v in parsed["Values 1"].split()]
+            second_vec = [float(v) for v in parsed["Values 2"].split()]
+        app["stains"]["stain1"]["vector"] = list(data.unit(h_vec))
+        app["stains"]["stain2"].update(name=second, vector=list(data.unit(second_vec)))
+    else:
+        app["stains"] = None
+    return app
+
+
+def output_paths(task: Task) -> list[str]:
+    """Files the criteria read that the setup did not write: the task's outputs."""
+    paths = {c.getter_params["path"] for c in task.criteria() if "path" in c.getter_params}
+    return sorted(p for p in paths if p not in task.spec.protect)
+
+
+def placeholders(task: Task) -> dict[str, Any]:
+    """Outputs made without the work, each a ``make(case_dir, work_dir)``: empty files, "0", a
+    header-only measurement table, an empty FeatureCollection, "{}" and the input copied."""
+    header = "\t".join(annotation_rows("x", [], 0.5, detections=True)[1]) + "\n"
+    contents = {"empty": b"", "zero": b"0\n", "header-only": header.encode(),
+                "empty-collection": b'{"type": "FeatureCollection", "features": []}',
+                "empty-object": b"{}"}
+    out: dict[str, Any] = {}
+    for name in output_paths(task):
+        for label, content in contents.items():
+            out[f"{label} {name}"] = lambda d, w, n=name, c=content: (d / n).write_bytes(c)
+        for src in task.spec.protect:
+            out[f"{src} as {name}"] = (lambda d, w, n=name, s=src:
+                                       (d / n).write_bytes((w / s).read_bytes()))
+    return out
+
+
 # --- per-task final states -------------------------------------------------------------------
 
 def _regions(gold: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
     return [{"name": n, **gold["annotations"][n]} for n in names]
 
 
+#: The answer action's text a case gave, by its work directory (set by final_state).
+ANSWERS: dict[Path, str] = {}
+
+
 def final_state(task: Task, case: str, work: Path) -> tuple[dict | None, str]:
-    """(app_state, agent_status) the oracle or a negative would leave; files go into work."""
+    """(app_state, agent_status) the oracle or a negative would leave; files go into work and
+    the answer it gave (if any) into ANSWERS[work]."""
     slug, p = task.spec.slug, task.params
     g = task.gold["slide"]
     img = g["qupath_stage"]["image"]
@@ -195,12 +257,12 @@ def final_state(task: Task, case: str, work: Path) -> tuple[dict | None, str]:
     if slug == "positive-cell-detection":
         n, k = g["n_nuclei"], g["n_positive"]
         full = {"name": None, "bounds": [0, 0, W, H], "num_detections": n}
-        if case == "oracle":
-            (work / "positive.txt").write_text(f"{100 * k / n:.2f}")
+        if case in ("oracle", "fraction-not-percent"):
+            ANSWERS[work] = (f"{100 * k / n:.2f} %" if case == "oracle" else f"{k / n:.4f}")
             return dump(**base, anns=[full], n_det=n, pos=k, neg=n - k), "done"
         if case == "no-classification":
             return dump(**base, anns=[full], n_det=n), "done"
-        (work / "positive.txt").write_text("0.00")
+        ANSWERS[work] = "0.00 %"
         return dump(**base, anns=[full], n_det=n, pos=0, neg=n), "done"
     if slug == "count-detections-in-annotation":
         anns = _regions(g, ["Region A", "Region B"])
@@ -209,7 +271,8 @@ def final_state(task: Task, case: str, work: Path) -> tuple[dict | None, str]:
             a["num_detections"] = a["n_nuclei"] if (a["name"] == p["target"] or
                                                     case == "both-regions") else 0
         total = sum(a["num_detections"] for a in anns)
-        (work / "count.txt").write_text(str(tgt if case != "wrong-count" else total * 2 + 5))
+        if case != "detected-but-no-answer":
+            ANSWERS[work] = str(tgt if case != "wrong-count" else total * 2 + 5)
         return dump(**base, anns=anns, n_det=total), "done"
     if slug == "classify-annotation":
         anns = _regions(g, ["Region 1", "Region 2", "Region 3"])
@@ -325,19 +388,30 @@ def test_every_variant_stages_and_every_proof_holds(spec_id, tmp_path):
                 for step in task.steps(case):
                     if isinstance(step, dict) and "script" in step:
                         assert _balanced(step["script"]), (case, step["script"])
-            # nothing done: 0 for every feasible task
-            empty = evaluate(task.criteria(), FinalState(work_dir=work, app_state=None))
-            assert not empty.success
-            if not spec.infeasible:
-                assert empty.score == 0
+            # nothing done, with the app state QuPath shows at the start (and with none): 0
+            for app in (start_dump(task), None):
+                for status in ("done", "fail"):
+                    empty = evaluate(task.criteria(), FinalState(
+                        work_dir=work, app_state=app, agent_status=status))
+                    if not (spec.infeasible and status == "fail"):
+                        assert empty.score == 0 and not empty.success, (app, status, empty)
+            for label, make in placeholders(task).items():
+                case_work = tmp_path / f"s{seed}-placeholder-{label.replace(' ', '_')}"
+                case_work.mkdir()
+                make(case_work, work)
+                for status in ("done", "fail"):
+                    result = evaluate(task.criteria(), FinalState(
+                        work_dir=case_work, app_state=start_dump(task), agent_status=status))
+                    assert result.score == 0 and not result.success, (label, status, result)
             for case in ("oracle", *sorted(spec.negatives)):
                 case_work = tmp_path / f"s{seed}-{case}"
                 case_work.mkdir()
                 for name in spec.protect:
                     (case_work / name).write_bytes((work / name).read_bytes())
                 app, status = final_state(task, case, case_work)
-                result = evaluate(task.criteria(), FinalState(work_dir=case_work, app_state=app,
-                                                              agent_status=status))
+                result = evaluate(task.criteria(), FinalState(
+                    work_dir=case_work, app_state=app, agent_status=status,
+                    answer=ANSWERS.pop(case_work, None)))
                 if case == "oracle":
                     assert result.score == 1.0 and result.success, result
                 else:
@@ -665,3 +739,113 @@ def test_install_script_offline_paths(tmp_path):
         (prefix / "QuPath-v0.5.1" / "bin" / "QuPath").resolve()
     again = _run_install("--prefix", str(prefix), env=env)
     assert again.returncode == 0 and "already installed" in again.stdout
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_every_seed_gives_other_data(spec_id, tmp_path):
+    """Every seed stages another image (seeded crops of the IHC image, seeded tiles), so no
+    held-out episode repeats a training one."""
+    hashes = set()
+    for seed in range(5):
+        task = make_task(SPECS[spec_id], seed, tmp_path / str(seed))
+        try:
+            task.stage(tmp_path / str(seed))
+            hashes.add(repr(sorted(task.input_hashes.items())))
+        finally:
+            task.cleanup()
+    assert len(hashes) == 5
+
+
+def test_ihc_variants_keep_annotations_inside(tmp_path):
+    regions = [{"name": "A", "x": 0, "y": 400, "w": 150, "h": 120}]
+    bounds = []
+    for seed in range(4):
+        g = data.ihc(tmp_path, np.random.default_rng(seed), crop=448, jitter=16,
+                     intensity=0.15, annotations=regions)
+        x, y, w, h = g["annotations"]["A"]["bounds"]
+        assert (g["width"], g["height"]) == (448, 448)
+        assert 0 <= x and y + h <= 448 and (w, h) == (150, 120)
+        bounds.append((x, y))
+    assert len(set(bounds)) > 1
+    with pytest.raises(ValueError, match="does not fit"):
+        data.ihc(tmp_path, np.random.default_rng(0), crop=600)
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_modality_and_cheats(spec_id, tmp_path):
+    """Every QuPath task is ``gui`` (run() refused) and names its own cheats; each cheat, played
+    on the start state QuPath shows (its answer kept, its run() refused), scores 0. Answers
+    alone, even the gold value, earn nothing: the work in QuPath gates them."""
+    from sciagent_gym.action_parser import parse_action
+    from sciagent_gym.actions import Answer, Done, Fail, Run
+
+    spec = SPECS[spec_id]
+    assert spec.modality == "gui" and not spec.allow_cli and spec.cheats
+    for seed in (0, 1):
+        work = tmp_path / f"s{seed}"
+        task = make_task(spec, seed, work)
+        try:
+            task.stage(work)
+            for name in spec.cheats:
+                answer, status = None, "done"
+                for step in task.steps(f"cheat:{name}"):
+                    for action in parse_action(step, (1280, 800)):
+                        if isinstance(action, Answer):
+                            answer = action.text
+                        elif isinstance(action, Fail):
+                            status = "fail"
+                        else:  # refused under gui, or the end of the episode
+                            assert isinstance(action, (Run, Done)), (name, action)
+                result = evaluate(task.criteria(), FinalState(
+                    work_dir=work, app_state=start_dump(task), agent_status=status,
+                    answer=answer))
+                assert result.score == 0 and not result.success, (name, result)
+        finally:
+            task.cleanup()
+
+
+def test_answer_criteria_read_the_program_given_value():
+    """The two count tasks take their value through the answer action, and their oracles read
+    it from QuPath ({script, answer} steps), never echo the gold."""
+    for spec_id in ("qupath/count-detections-in-annotation", "qupath/positive-cell-detection"):
+        spec = SPECS[spec_id]
+        assert any(c["getter"]["fn"] == "answer_number" for c in spec.evaluator)
+        answer_steps = [s for s in spec.oracle if isinstance(s, dict) and "answer" in s]
+        assert answer_steps and all("gold" not in s["answer"] for s in answer_steps)
+        assert "write" not in spec.instruction and "answer action" in spec.instruction
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_generic_cheats_on_the_start_state(spec_id, tmp_path):
+    """The audit's generic cheats (sciagent_gym.cheats), played here on the start state QuPath
+    would show, since the audit cannot run QuPath on machines without it: placeholders score at
+    most the limit without success, every other cheat 0 (ours score 0 throughout)."""
+    from sciagent_gym.cheats import generic_cheats, play_offline
+
+    spec = SPECS[spec_id]
+    for seed in (0, 1):
+        work = tmp_path / f"s{seed}"
+        task = make_task(spec, seed, work)
+        try:
+            task.stage(work)
+            criteria = task.criteria()
+            start = FinalState(work_dir=work, app_state=start_dump(task), agent_status="done")
+            for cheat in generic_cheats(criteria, work):
+                result = play_offline(cheat, criteria, start, tmp_path / "scratch")
+                assert result.score == 0 and not result.success, (cheat.name, result)
+        finally:
+            task.cleanup()
+
+
+def test_every_given_stain_vector_is_away_from_the_defaults():
+    """set-stain-vectors' no-op keeps QuPath's defaults: every vector a seed can ask for must
+    lie well beyond the 1-degree tolerance from them (and from the other stain's default)."""
+    params = SPECS["qupath/set-stain-vectors"].params
+    for key, default in (("h", data.QUPATH_DEFAULT_H), ("dab", data.QUPATH_DEFAULT_DAB)):
+        for text in params[key]["choice"]:
+            vec = [float(v) for v in text.split()]
+            assert data.angle_deg(vec, default) > 2, (key, text)
+    for h in params["h"]["choice"]:
+        for dab in params["dab"]["choice"]:
+            assert data.angle_deg([float(v) for v in h.split()],
+                                  [float(v) for v in dab.split()]) > 10  # swapped is wrong

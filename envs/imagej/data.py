@@ -25,8 +25,8 @@ def nuclei(work: Path, rng: np.random.Generator, path: str, n: int, min_size: in
            ) -> dict[str, Any]:
     """A fluorescence-like field of ``n`` separated nuclei plus noise and small debris.
 
-    Gold: the particle count and mean area a correct threshold + size filter gives (Otsu on
-    the smoothed image, particles of at least ``min_size`` pixels, not touching excluded).
+    Gold: the particle count, mean area and sorted areas a correct threshold + size filter gives
+    (Otsu on the smoothed image, particles of at least ``min_size`` pixels).
     """
     h, w = 512, 512
     yy, xx = np.mgrid[0:h, 0:w]
@@ -56,7 +56,8 @@ def nuclei(work: Path, rng: np.random.Generator, path: str, n: int, min_size: in
     mask = arr > filters.threshold_otsu(arr)
     labels = measure.label(mask)
     areas = [p.area for p in measure.regionprops(labels) if p.area >= min_size]
-    return {"count": len(areas), "mean_area": float(np.mean(areas)), "n_drawn": len(centres)}
+    return {"count": len(areas), "mean_area": float(np.mean(areas)), "n_drawn": len(centres),
+            "areas": sorted(int(a) for a in areas)}
 
 
 def _particle_gold(arr: np.ndarray, min_size: float) -> tuple[list[int], float]:
@@ -104,6 +105,7 @@ def nuclei_calibrated(work: Path, rng: np.random.Generator, path: str, n: int, p
     small, _ = _particle_gold(out, 0)
     return {"count": len(areas), "mean_area": float(np.mean(areas)),
             "mean_area_um2": float(np.mean(areas)) * px2, "min_px": min_px,
+            "areas_um2": sorted(a * px2 for a in areas),
             "px_um": float(px_um), "n_micro": placed, "threshold": thr,
             "count_px_limit": sum(1 for a in small if a >= float(min_um2)),
             "count_unfiltered": len(small)}

@@ -1,4 +1,5 @@
-"""ImageJ-specific getters: selections saved as ``.roi`` files and the calibration of saved TIFFs.
+"""ImageJ-specific getters: selections saved as ``.roi`` files (and their overlap with a gold
+shape), the calibration of saved TIFFs, and grey-level error against a gold image.
 
 Imported by :func:`sciagent_gym.tools.load_tool_getters` as ``sciagent_gym.envs.imagej.getters``
 (import it under that name only: the getter registry refuses a second module registering the
@@ -19,11 +20,15 @@ from __future__ import annotations
 import math
 import re
 import struct
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from sciagent_gym.evaluation import GetterError, register
 from sciagent_gym.evaluation.getters._io import existing_file, pick_key, read_bytes
 from sciagent_gym.evaluation.getters._limits import tiff_layout
+from sciagent_gym.evaluation.getters.images import load_image
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState
@@ -157,3 +162,64 @@ def imagej_tiff_calibration(state: FinalState, path: str, key: str | None = None
         out = {"pixel_width": pw, "pixel_height": ph if ph is not None else pw, "unit": unit,
                "calibrated": True}
     return pick_key(path, out, key)
+
+
+@register("imagej_image_mae")
+def imagej_image_mae(state: FinalState, path: str, reference_path: str) -> float:
+    """Mean absolute difference in grey levels between a saved image and a gold image.
+
+    Unlike SSIM (which forgives a brightness offset or a contrast stretch, and gives a uniform
+    image at the right mean a fair score on low-contrast pictures), this measures whether the
+    grey values themselves are the ones ImageJ's operation gives. The sizes must be equal.
+    """
+    img = load_image(existing_file(state, path), path)
+    ref_path = Path(str(reference_path))
+    if not ref_path.is_absolute() or not ref_path.is_file():
+        raise GetterError(f"reference {str(reference_path)!r}: not an existing absolute path")
+    ref = load_image(ref_path, f"reference {ref_path}")
+    if img.planes.shape != ref.planes.shape:
+        raise GetterError(f"{path}: image is {img.describe()}, reference is {ref.describe()}")
+    diff = img.planes.astype(float) - ref.planes.astype(float)
+    return float(np.abs(diff).mean())
+
+
+_IOU_STEP = 0.25  # raster step in pixels: IoU to about 1% on a 20-pixel shape
+
+
+def _shape_mask(kind: str, box: tuple[float, float, float, float], xs: np.ndarray,
+                ys: np.ndarray) -> np.ndarray:
+    """Points (xs, ys) inside an oval (the ellipse inscribed in ``box``) or a rectangle."""
+    x, y, w, h = box
+    if kind == "rectangle":
+        return (xs >= x) & (xs < x + w) & (ys >= y) & (ys < y + h)
+    rx, ry = max(w / 2, 1e-9), max(h / 2, 1e-9)
+    return ((xs - x - w / 2) / rx) ** 2 + ((ys - y - h / 2) / ry) ** 2 <= 1.0
+
+
+@register("imagej_roi_iou")
+def imagej_roi_iou(state: FinalState, path: str, x: float, y: float, width: float,
+                   height: float) -> float:
+    """Intersection over union of a saved oval or rectangle selection with a reference ellipse
+    (given by its bounding box x, y, width, height in pixels).
+
+    Why: centre and size checks alone give credit to an oval of the right size anywhere; the
+    overlap says whether the selection covers the object at all. Other selection types raise a
+    GetterError (their area is not defined by the header alone).
+    """
+    roi = decode_roi(read_bytes(state, path, _MAX_ROI_BYTES), path)
+    if roi["type"] not in ("oval", "rectangle"):
+        raise GetterError(f"{path}: overlap is measured for oval and rectangle selections, "
+                          f"not {roi['type']!r}")
+    mine = (roi["x"], roi["y"], roi["width"], roi["height"])
+    ref = (float(x), float(y), float(width), float(height))
+    left, top = min(mine[0], ref[0]), min(mine[1], ref[1])
+    right = max(mine[0] + mine[2], ref[0] + ref[2])
+    bottom = max(mine[1] + mine[3], ref[1] + ref[3])
+    if (right - left) * (bottom - top) / _IOU_STEP ** 2 > 4e7:
+        raise GetterError(f"{path}: selection too large to compare ({right - left:.0f} x "
+                          f"{bottom - top:.0f} pixels)")
+    ys, xs = np.mgrid[top + _IOU_STEP / 2:bottom:_IOU_STEP, left + _IOU_STEP / 2:right:_IOU_STEP]
+    a = _shape_mask(roi["type"], mine, xs, ys)
+    b = _shape_mask("oval", ref, xs, ys)
+    union = int((a | b).sum())
+    return float((a & b).sum()) / union if union else 0.0

@@ -7,7 +7,8 @@ tifffile only; seeded by ``rng``).
 Two kinds of image:
 
 * ``ihc``: the immunohistochemistry image shipped with scikit-image
-  (``skimage.data.immunohistochemistry()``, 512 x 512 RGB, hematoxylin + DAB), saved as TIFF.
+  (``skimage.data.immunohistochemistry()``, 512 x 512 RGB, hematoxylin + DAB), saved as TIFF,
+  whole or as a seeded crop (turned, mirrored, stain amounts scaled) so every seed differs.
 * ``tile``: a synthetic whole-slide-like H-DAB tile. Nuclei are ellipses at known positions; a
   known subset is DAB-positive (brown) and the rest hematoxylin-only (blue). Pixels follow the
   Beer-Lambert law with the stain vectors the generator is given (Ruifrok & Johnston's H-DAB
@@ -285,21 +286,67 @@ def tile(work: Path, rng: np.random.Generator, path: str = "tile.tif", width: in
             "image_area_um2": width * height * pixel_size ** 2, "qupath_stage": stage}
 
 
+def _ihc_variant(rng: np.random.Generator, rgb: np.ndarray, crop: int,
+                 intensity: float) -> np.ndarray:
+    """A seeded view of the IHC image: a ``crop`` x ``crop`` window at a random place, turned by
+    a random multiple of 90 degrees and maybe mirrored (the same tissue seen from another
+    angle), with the stain amounts scaled by a random factor within 1 +- ``intensity`` in
+    optical density (Beer-Lambert, so stain colours keep their direction) and a little noise."""
+    h, w = rgb.shape[:2]
+    if not 0 < crop <= min(h, w):
+        raise ValueError(f"crop {crop} does not fit a {w}x{h} image")
+    y0, x0 = int(rng.integers(0, h - crop + 1)), int(rng.integers(0, w - crop + 1))
+    out = np.rot90(rgb[y0:y0 + crop, x0:x0 + crop], int(rng.integers(4)))
+    if rng.random() < 0.5:
+        out = out[:, ::-1]
+    if intensity > 0:
+        od = -np.log10((out.astype(float) + 1.0) / 256.0)
+        od *= rng.uniform(1 - intensity, 1 + intensity)
+        out = 256.0 * np.power(10.0, -od) - 1.0 + rng.normal(0, 1.0, out.shape)
+        out = np.clip(np.round(out), 0, 255)
+    return np.ascontiguousarray(out, np.uint8)
+
+
+def _jittered(rng: np.random.Generator, annotations: list[dict[str, Any]], jitter: int,
+              width: int, height: int) -> list[dict[str, Any]]:
+    """Each annotation moved by up to ``jitter`` pixels in x and y, kept inside the image."""
+    out = []
+    for a in annotations:
+        b = dict(a)
+        if jitter:
+            b["x"] = int(a["x"]) + int(rng.integers(-jitter, jitter + 1))
+            b["y"] = int(a["y"]) + int(rng.integers(-jitter, jitter + 1))
+        if b["w"] > width or b["h"] > height:
+            raise ValueError(f"annotation {a['name']!r} is larger than the {width}x{height} image")
+        b["x"] = min(max(b["x"], 0), width - b["w"])
+        b["y"] = min(max(b["y"], 0), height - b["h"])
+        out.append(b)
+    return out
+
+
 def ihc(work: Path, rng: np.random.Generator, path: str = "ihc.tif", pixel_size: float = 0.5,
         image_type: str = "BRIGHTFIELD_H_DAB",
-        annotations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        annotations: list[dict[str, Any]] | None = None, crop: int | None = None,
+        jitter: int = 0, intensity: float = 0.0) -> dict[str, Any]:
     """scikit-image's immunohistochemistry image (H-DAB, 512 x 512 RGB) as a TIFF.
 
+    With ``crop`` the TIFF is a seeded ``crop`` x ``crop`` view of it (see :func:`_ihc_variant`,
+    ``intensity`` scales the stain amounts), so every seed shows other data; ``jitter`` moves
+    each annotation by up to that many pixels (kept inside the image).
+
     Gold: size, QuPath's stain estimate on the whole image (estimated_h, estimated_dab,
-    background) and, for each annotation, its area; a rough DAB-positive nuclear fraction from
-    scikit-image's own colour deconvolution (rgb2hed) for plausibility ranges.
+    background) and, for each annotation, its area and bounds as staged.
     """
     from skimage import data as skdata
 
     rgb = skdata.immunohistochemistry()
+    if crop:
+        rgb = _ihc_variant(rng, rgb, int(crop), float(intensity))
+    height, width = rgb.shape[:2]
     write_tiff(work / path, rgb, pixel_size)
     est = estimate_stains(rgb)
-    annotations = [dict(a) for a in (annotations or [])]
+    annotations = _jittered(rng, [dict(a) for a in (annotations or [])], int(jitter), width,
+                            height)
     per_annotation = {a["name"]: {"area_px": float(a["w"] * a["h"]),
                                   "area_um2": float(a["w"] * a["h"] * pixel_size ** 2),
                                   "bounds": list(_rect(a)), "class": a.get("class")}
@@ -308,15 +355,14 @@ def ihc(work: Path, rng: np.random.Generator, path: str = "ihc.tif", pixel_size:
              "annotations": [{"name": a["name"], "class": a.get("class"),
                               "roi": {"type": "rectangle", "x": a["x"], "y": a["y"],
                                       "w": a["w"], "h": a["h"]}} for a in annotations]}
-    return {"width": int(rgb.shape[1]), "height": int(rgb.shape[0]), "pixel_size": pixel_size,
+    return {"width": int(width), "height": int(height), "pixel_size": pixel_size,
             "estimated_h": est["hematoxylin"], "estimated_dab": est["dab"],
             "estimated_background": est["background"],
             "default_angle_h": angle_deg(est["hematoxylin"], QUPATH_DEFAULT_H),
             "default_angle_dab": angle_deg(est["dab"], QUPATH_DEFAULT_DAB),
             "annotations": per_annotation,
             "annotation_list": [per_annotation[a["name"]] for a in annotations],
-            "image_area_um2": rgb.shape[0] * rgb.shape[1]
-            * pixel_size ** 2, "qupath_stage": stage}
+            "image_area_um2": width * height * pixel_size ** 2, "qupath_stage": stage}
 
 
 def stains_arg(name: str, h: Any, dab: Any, background: Any = (255, 255, 255)) -> str:

@@ -157,3 +157,270 @@ def test_adapter_launches_pymol_with_its_inputs():
     assert argv[0] == "pymol" and "-R" in argv and argv[-1] == "/home/user/work/1tii.pdb"
     assert adapter.launch_argv(P(), None)[-1] == "0"  # nothing loaded: geometry flags last
     assert adapter.launch_env(P())["PATH"].startswith("/usr/bin")
+
+
+# --- issue 15: no credit without the work, seeded data, content-aware checks -------------
+
+ANSWER_TASKS = {"pymol/align-chains-rmsd": ("al", "rmsd", " Å"),
+                "pymol/interface-residues": ("iface", "residues", ""),
+                "pymol/measure-distance": ("d", "distance", " Å"),
+                "pymol/pocket-residues": ("pocket", "residues", ""),
+                "pymol/residue-selection": ("res", "residues", "")}
+ZERO_WEIGHT_GETTERS = {"file_exists", "agent_status", "pymol_answer_given"}
+
+
+def _getter_name(criterion: dict) -> str:
+    getter = criterion["getter"]
+    return getter if isinstance(getter, str) else getter["fn"]
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_gates_existence_and_status_checks_carry_no_weight(spec_id):
+    criteria = SPECS[spec_id].evaluator
+    assert criteria[0].get("gate"), "the first criterion is a gate"
+    for c in criteria:
+        if c.get("gate") or _getter_name(c) in ZERO_WEIGHT_GETTERS \
+                or c["check"]["op"] == "unchanged":
+            assert c["weight"] == 0, (spec_id, c["name"])
+    if not SPECS[spec_id].infeasible:
+        assert sum(c["weight"] for c in criteria) > 0
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_every_task_is_a_gui_task_and_values_come_as_answers(spec_id):
+    spec = SPECS[spec_id]
+    assert spec.modality == "gui"  # PyMOL's own command line is part of its GUI
+    getters = {_getter_name(c) for c in spec.evaluator}
+    assert "number_in_file" not in getters
+    if spec_id in ANSWER_TASKS:
+        assert "answer_number" in getters and "answer action" in spec.instruction
+        assert any(isinstance(s, dict) and "answer" in s for s in spec.oracle)
+    for name, steps in spec.cheats.items():
+        assert steps and all(isinstance(s, str) for s in steps), name
+
+
+def _inputs_digest(spec: TaskSpec, work: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in sorted(set(spec.protect) | set(spec.open)):
+        h.update((work / name).read_bytes())
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_every_seed_has_its_own_input_data(spec_id, tmp_path):
+    spec = SPECS[spec_id]
+    digests = set()
+    for seed in range(4):
+        task = make_task(spec, seed, tmp_path / f"s{seed}")
+        task.stage(tmp_path / f"s{seed}")
+        digests.add(_inputs_digest(spec, tmp_path / f"s{seed}"))
+        task.cleanup()
+    assert len(digests) == 4
+    again = make_task(spec, 2, tmp_path / "again")
+    again.stage(tmp_path / "again")
+    again.cleanup()
+    assert _inputs_digest(spec, tmp_path / "again") in digests  # same seed, same bytes
+
+
+@pytest.mark.parametrize("spec_id", sorted(ANSWER_TASKS))
+def test_answers_differ_across_seeds_and_are_read_with_units(spec_id, tmp_path):
+    spec = SPECS[spec_id]
+    gen, key, unit = ANSWER_TASKS[spec_id]
+    golds = []
+    for seed in range(6):
+        work = tmp_path / f"s{seed}"
+        task = make_task(spec, seed, work)
+        task.stage(work)
+        gold = task.gold[gen][key]
+        golds.append(round(gold, 4))
+        crit = [c for c in task.criteria() if c.getter == "answer_number"]
+        assert len(crit) == 1
+
+        def score(answer, crit=crit, work=work):
+            state = FinalState(work_dir=work, answer=answer)
+            return evaluate(crit, state).criteria[0].passed
+
+        shown = f"{gold:.4f}" if isinstance(gold, float) else str(gold)
+        assert score(f"{shown}{unit}") and score(f"value = {shown}{unit}")
+        assert not score(None) and not score(f"{gold + 1}{unit}")
+        assert not score(f"{shown}, {gold + 2}{unit}")  # several values: ambiguous
+        if unit:
+            assert score(f"{gold / 10:.5f} nm")  # converted
+        task.cleanup()
+    assert len(set(golds)) >= 3, golds  # the answer is not one memorisable number
+
+
+def test_variants_move_the_molecule_but_keep_its_chemistry(tmp_path):
+    from sciagent_gym.envs.pymol.variants import random_rotation
+
+    src = data.SOURCES["1hpv.pdb"]
+    a = data._copy(tmp_path, np.random.default_rng(1), "1hpv.pdb", "a.pdb").read_text()
+    b = data._copy(tmp_path, np.random.default_rng(1), "1hpv.pdb", "b.pdb").read_text()
+    c = data._copy(tmp_path, np.random.default_rng(2), "1hpv.pdb", "c.pdb").read_text()
+    assert a == b and a != c
+    orig, var = parse_pdb(src.read_text()), parse_pdb(a)
+    assert var["chains"] == orig["chains"] and var["hetero"] == orig["hetero"]
+    assert 0 < var["waters"] <= orig["waters"] and var["atoms"] < orig["atoms"]
+    assert max(abs(x - y) for x, y in zip(var["centroid"], orig["centroid"], strict=True)) > 1
+    serials = {int(line[6:11]) for line in a.splitlines() if line.startswith(("ATOM", "HETATM"))}
+    for line in a.splitlines():
+        if line.startswith("CONECT"):
+            assert {int(line[i:i + 5]) for i in range(6, 31, 5) if line[i:i + 5].strip()} \
+                <= serials
+    assert "CRYST1" not in a and "ANISOU" not in a
+    rot = random_rotation(np.random.default_rng(5))
+    assert np.allclose(rot @ rot.T, np.eye(3)) and np.isclose(np.linalg.det(rot), 1.0)
+    # internal geometry survives up to the jitter: the CA-CA distance moves, but little
+    d0 = data.ca_distance(tmp_path, np.random.default_rng(1), "1hpv.pdb", 50)["distance"]
+    d1 = data.ca_distance(tmp_path, np.random.default_rng(2), "1hpv.pdb", 50)["distance"]
+    assert d0 != d1 and abs(d0 - d1) < 0.5
+
+
+# --- the figure: compared with PyMOL's own render -------------------------------------------
+
+def _png(path: Path, rgb: np.ndarray) -> None:
+    from PIL import Image
+
+    Image.fromarray(np.asarray(rgb, dtype=np.uint8)).save(path)
+
+
+def _render(work: Path, out: Path, task: Task, bg: str, extra: str = "") -> None:
+    """PyMOL (headless) saving the task's figure from the staged file, as an agent would."""
+    p = task.params
+    data.run_headless(f"cmd.load({str(work / 'il2.pdb')!r}, 'il2')\n{extra}"
+                      f"cmd.bg_color({bg!r})\ncmd.png({str(out)!r}, width={p['width']}, "
+                      f"height={p['height']}, ray=1)\nout = {str(out)!r}\n")
+
+
+@pytest.fixture(scope="module")
+def figure_task(tmp_path_factory):
+    work = tmp_path_factory.mktemp("figure")
+    task = make_task(SPECS["pymol/background-figure"], 0, work)
+    task.stage(work)
+    yield task, work
+    task.cleanup()
+
+
+def _figure_score(task: Task, work: Path, bg_rgb: list[float] | None = None):
+    rgb = bg_rgb if bg_rgb is not None else task.gold["fig"]["rgb"]
+    state = FinalState(work_dir=work, app_state={"background": {"rgb": rgb}})
+    return evaluate(task.criteria(), state)
+
+
+def test_figure_gold_stays_host_side(figure_task):
+    task, work = figure_task
+    gold = Path(task.gold["fig"]["image"])
+    assert gold.is_file() and not gold.is_relative_to(work)
+    assert sorted(p.name for p in work.iterdir()) == ["il2.pdb"]
+
+
+def test_figure_rendered_by_pymol_scores_full(figure_task):
+    task, work = figure_task
+    out = work / f"{task.params['stem']}.png"
+    _render(work, out, task, task.params["bg"])
+    try:
+        result = _figure_score(task, work)
+        assert result.success and result.score == 1.0, result.to_dict()
+    finally:
+        out.unlink()
+
+
+@pytest.mark.parametrize("kind", ["bg-colour", "black", "noise", "input-copy", "rotated",
+                                  "default-background", "other-seed"])
+def test_figure_without_the_molecule_or_view_scores_zero(figure_task, kind, tmp_path):
+    task, work = figure_task
+    p = task.params
+    out = work / f"{p['stem']}.png"
+    shape = (p["height"], p["width"], 3)
+    try:
+        if kind == "bg-colour":  # a uniform picture of the right size and colour
+            _png(out, np.broadcast_to(np.array(task.gold["fig"]["rgb8"], np.uint8), shape))
+        elif kind == "black":
+            _png(out, np.zeros(shape, np.uint8))
+        elif kind == "noise":
+            _png(out, np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8))
+        elif kind == "input-copy":
+            out.write_bytes((work / "il2.pdb").read_bytes())
+        elif kind == "rotated":
+            _render(work, out, task, p["bg"], "cmd.turn('y', 90)\n")
+        elif kind == "default-background":
+            _render(work, out, task, "black")
+        else:  # the same figure made from another seed's structure (another orientation)
+            other = make_task(task.spec, 1, tmp_path)
+            other.stage(tmp_path)
+            other.cleanup()
+            _render(tmp_path, out, task, p["bg"])
+        result = _figure_score(task, work)
+        assert not result.success and result.score <= (0.2 if kind == "default-background"
+                                                       else 0.0), result.to_dict()
+    finally:
+        out.unlink(missing_ok=True)
+
+
+def test_figure_metrics_separate_a_render_from_a_placeholder(figure_task):
+    from sciagent_gym.envs.pymol.figures import compare, silhouette_iou
+
+    task, _ = figure_task
+    import tifffile
+
+    gold = tifffile.imread(task.gold["fig"]["image"])
+    blank = np.empty_like(gold)
+    blank[:] = task.gold["fig"]["rgb8"]
+    assert silhouette_iou(gold, gold) == 1.0 and silhouette_iou(blank, gold) == 0.0
+    same = compare(gold, gold)
+    assert same["background"] == task.gold["fig"]["rgb8"] and same["ssim"] > 0.99
+    assert 0.05 < same["molecule_fraction"] < 0.6
+    shifted = np.roll(gold, 60, axis=1)
+    assert compare(shifted, gold)["molecule_iou"] < 0.9
+
+
+# --- saved structures: by content ------------------------------------------------------------
+
+def _saved(work: Path, out: Path, code: str) -> None:
+    """Headless PyMOL loads the staged 1tii.pdb and runs ``code`` (which saves to ``out``)."""
+    data.run_headless(f"cmd.load({str(work / '1tii.pdb')!r}, '1tii')\n{code}\n"
+                      f"out = {str(out)!r}\n")
+
+
+def test_remove_waters_scores_the_saved_content(tmp_path):
+    task = make_task(SPECS["pymol/remove-waters"], 0, tmp_path)
+    task.stage(tmp_path)
+    gold = task.gold["tii"]
+    out = tmp_path / f"{task.params['stem']}.pdb"
+    app = {"objects": {"1tii": {"solvent_atoms": 0, "atoms": gold["no_solvent"]}}}
+
+    def score(app_state=app):
+        return evaluate(task.criteria(), FinalState(work_dir=tmp_path, app_state=app_state))
+
+    _saved(tmp_path, out, f"cmd.remove('solvent')\ncmd.save({str(out)!r}, '1tii')")
+    assert score().success
+    start = {"objects": {"1tii": {"solvent_atoms": gold["solvent"], "atoms": gold["atoms"]}}}
+    _saved(tmp_path, out, f"cmd.save({str(out)!r}, '1tii')")  # saved as it opened
+    assert score(start).score == 0.0
+    out.write_bytes((tmp_path / "1tii.pdb").read_bytes())  # the input copied
+    assert score({}).score == 0.0
+    out.write_text("0\n")
+    assert score({}).score == 0.0
+    other = tmp_path / "other"  # another seed's structure without waters: not this one
+    make_task(task.spec, 1, other).stage(other)
+    _saved(other, out, f"cmd.remove('solvent')\ncmd.save({str(out)!r}, '1tii')")
+    assert not score().success
+
+
+def test_save_chain_scores_the_saved_content(tmp_path):
+    task = make_task(SPECS["pymol/save-chain-pdb"], 0, tmp_path)
+    task.stage(tmp_path)
+    ch = task.params["chain"]
+    out = tmp_path / f"chain{ch}.pdb"
+
+    def score():
+        return evaluate(task.criteria(), FinalState(work_dir=tmp_path))
+
+    _saved(tmp_path, out, f"cmd.save({str(out)!r}, '1tii and polymer and chain {ch}')")
+    assert score().success
+    _saved(tmp_path, out, f"cmd.save({str(out)!r}, '1tii and chain {ch} and name CA')")
+    assert score().score == 0.0  # one atom per residue: no credit for the chain letter
+    out.write_bytes((tmp_path / "1tii.pdb").read_bytes())
+    assert score().score == 0.0

@@ -1,32 +1,43 @@
 """Every PyMOL task proven on the real program through the audit (oracle = 1.0, no-op = 0,
-each negative fails, no task's evaluator accepts another task's oracle state, F1 >= 0.99),
-plus the adapter's state channel and reset determinism."""
+each negative fails, every cheat scores 0, no task's evaluator accepts another task's oracle
+state, F1 >= 0.99), plus the adapter's state channel and reset determinism."""
 
 from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from audit_checks import audit_cases, check_case, check_cross
+from audit_checks import audit_cases, check_case, check_cheats, check_cross
 from conftest import assert_dump_leaves_screen
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.audit import audit_tool
+from sciagent_gym.tools import load_tool_getters
 
-# The module fixture audits every task (about 250 s under CI load), so it gets headroom.
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+load_tool_getters("pymol")
+
+from sciagent_gym.envs.pymol.getters import parse_pdb  # noqa: E402
+
+# The module fixture audits every task with its cheats (about 460 s under load), so it gets
+# headroom.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1500)]
 SEEDS = (0,)
 SPECS, CASES = audit_cases("pymol", SEEDS)
 
 
 @pytest.fixture(scope="module")
 def report():
-    return audit_tool("pymol", seeds=SEEDS)
+    return audit_tool("pymol", seeds=SEEDS, cheats=True)
 
 
 @pytest.mark.parametrize(("task_id", "case", "seed"), CASES)
 def test_case(report, task_id, case, seed):
     check_case(report, SPECS, task_id, case, seed)
+
+
+@pytest.mark.parametrize("task_id", sorted(SPECS))
+def test_cheats_score_zero(report, task_id):
+    check_cheats(report, task_id)
 
 
 def test_cross_task_matrix_has_no_false_success(report):
@@ -62,17 +73,21 @@ def test_reset_is_deterministic(env):
 def test_state_channel_reports_and_runs_commands(env):
     env.reset(seed=0, options={"task": "pymol/pocket-residues"})
     base = env.unwrapped
+    # the seed's variant of 1hpv as staged (waters and termini differ per seed)
+    staged = parse_pdb((base.provider.host_work_dir / "1hpv.pdb").read_text())
+    assert staged["hetero"] == 35 and 0 < staged["waters"] < 80
     state = base.adapter.dump_state(base.provider)
     assert state["object_names"] == ["1hpv"]
     hpv = state["objects"]["1hpv"]
-    assert hpv["atoms"] == 1631 and hpv["organic_atoms"] == 35 and hpv["solvent_atoms"] == 80
+    assert hpv["atoms"] == staged["atoms"] and hpv["organic_atoms"] == 35
+    assert hpv["solvent_atoms"] == staged["waters"]
     assert state["background"]["rgb"] == [0.0, 0.0, 0.0]
     base.adapter.run_script(base.provider, "remove solvent\nselect near, resn 478")
     state = base.adapter.dump_state(base.provider)
     assert state["objects"]["1hpv"]["solvent_atoms"] == 0
     assert state["selections"]["near"]["atoms"] == 35
     out = base.adapter.run_script(base.provider, "#python\n__out__ = cmd.count_atoms('all')")
-    assert out == "1551"
+    assert out == str(staged["atoms"] - staged["waters"])
 
 
 def test_state_dump_leaves_the_screen_as_it_was(env):

@@ -1,10 +1,13 @@
 """Input structures for the PyMOL tasks, and the gold values derived from them.
 
-Every generator takes ``(work_dir, rng, **args)``, copies a real structure from the Debian
-``pymol-data`` package into the task's working directory and returns gold values computed from
-that file by PyMOL itself, run headless (``pymol2``, the system ``python3``) outside the
+Every generator takes ``(work_dir, rng, **args)`` and writes a seeded variant of a real
+structure from the Debian ``pymol-data`` package into the task's working directory
+(:func:`write_variant`: a random rigid-body placement, a small coordinate jitter and, where the
+task allows, a few terminal residues trimmed and part of the ordered waters dropped), so every
+seed has its own input data and its own answers. The gold values are computed from the
+written file by PyMOL itself, run headless (``pymol2``, the system ``python3``) outside the
 sandbox, so the selection semantics (``polymer``, ``within``, ``byres``) are PyMOL's own.
-Results are cached per (file, question): the structures never change.
+Headless results are cached per (file digest, question).
 """
 
 from __future__ import annotations
@@ -13,17 +16,25 @@ import functools
 import hashlib
 import json
 import secrets
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sciagent_gym.envs.pymol.variants import Perturbation, write_variant
 
 DATA = Path("/usr/share/pymol/data")
 SOURCES = {"1tii.pdb": DATA / "demo/1tii.pdb", "1hpv.pdb": DATA / "tut/1hpv.pdb",
            "il2.pdb": DATA / "demo/il2.pdb", "pept.pdb": DATA / "demo/pept.pdb"}
+#: How far each source's variants depart from it. 1hpv keeps residues 4-96 of both chains
+#: (the distance task asks about 25-85); pept keeps all 10 residues (the session task
+#: selects ranges up to residue 10); il2 loses up to 10 residues per end, so residue counts
+#: differ per seed.
+PERTURBATIONS = {"1tii.pdb": Perturbation(trim=3, keep_waters=(0.6, 1.0)),
+                 "1hpv.pdb": Perturbation(trim=3, keep_waters=(0.6, 1.0)),
+                 "il2.pdb": Perturbation(trim=10),
+                 "pept.pdb": Perturbation()}
 SYSTEM_PYTHON = "/usr/bin/python3"
 _MARK = "@@SCIAGENT-JSON@@"
 _PRELUDE = """\
@@ -108,12 +119,11 @@ def run_headless_file(code: str, path: str, timeout: float = 120.0,
                     f"{res.output[-800:]}")
 
 
-def _copy(work: Path, source: str, path: str) -> Path:
+def _copy(work: Path, rng: np.random.Generator, source: str, path: str) -> Path:
+    """Write this seed's variant of ``source`` (see :mod:`.variants`) to ``work/path``."""
     if source not in SOURCES:
         raise ValueError(f"unknown structure {source!r} (known: {', '.join(SOURCES)})")
-    dest = work / path
-    shutil.copyfile(SOURCES[source], dest)
-    return dest
+    return write_variant(SOURCES[source], work / path, rng, PERTURBATIONS[source])
 
 
 def _load(dest: Path) -> str:
@@ -124,9 +134,10 @@ def _load(dest: Path) -> str:
 
 def structure(work: Path, rng: np.random.Generator, source: str, path: str | None = None
               ) -> dict[str, Any]:
-    """Copy ``source`` (e.g. "1tii.pdb") to ``path``. Gold: atom counts of the whole model,
-    its polymer, solvent and organic (ligand) parts, its chains and residues per chain."""
-    dest = _copy(work, source, path or source)
+    """Write ``source``'s variant (e.g. "1tii.pdb") to ``path``. Gold: atom counts of the
+    whole model, its polymer, solvent and organic (ligand) parts, its chains and atoms per
+    chain, and the centroid of everything but the solvent."""
+    dest = _copy(work, rng, source, path or source)
     code = _load(dest) + """
 chains = [c for c in cmd.get_chains('m') if c]
 out = {"atoms": cmd.count_atoms('m'), "polymer": cmd.count_atoms('m and polymer'),
@@ -134,20 +145,26 @@ out = {"atoms": cmd.count_atoms('m'), "polymer": cmd.count_atoms('m and polymer'
        "no_solvent": cmd.count_atoms('m and not solvent'), "chains": chains,
        "organic_carbons": cmd.count_atoms('m and organic and elem C'),
        "chain_atoms": {c: cmd.count_atoms("m and chain %s" % c) for c in chains},
-       "chain_polymer": {c: cmd.count_atoms("m and polymer and chain %s" % c) for c in chains}}
+       "chain_polymer": {c: cmd.count_atoms("m and polymer and chain %s" % c) for c in chains},
+       "no_solvent_centroid": [float(v) for v in
+                               cmd.get_coords('m and not solvent').mean(axis=0)]}
 """
     return run_headless(code)
 
 
 def chain(work: Path, rng: np.random.Generator, source: str, chain: str,
           path: str | None = None) -> dict[str, Any]:
-    """Copy ``source``; gold for one chain: its atoms (all, polymer only), residues (CA)."""
-    dest = _copy(work, source, path or source)
+    """Write ``source``'s variant; gold for one chain: its atoms (all, polymer only, carbons),
+    residues (CA) and the centroid of its polymer atoms."""
+    dest = _copy(work, rng, source, path or source)
     code = _load(dest) + f"""
 c = {chain!r}
 out = {{"atoms": cmd.count_atoms("m and chain " + c),
        "polymer": cmd.count_atoms("m and polymer and chain " + c),
        "residues": cmd.count_atoms("m and polymer and name CA and chain " + c),
+       "carbons": cmd.count_atoms("m and elem C and chain " + c),
+       "polymer_centroid": [float(v) for v in
+                            cmd.get_coords("m and polymer and chain " + c).mean(axis=0)],
        "other_atoms": cmd.count_atoms("m and not chain " + c),
        "total": cmd.count_atoms("m")}}
 """
@@ -156,8 +173,9 @@ out = {{"atoms": cmd.count_atoms("m and chain " + c),
 
 def residue_type(work: Path, rng: np.random.Generator, source: str, resn: str,
                  path: str | None = None) -> dict[str, Any]:
-    """Copy ``source``; gold: the number of residues and atoms of residue type ``resn``."""
-    dest = _copy(work, source, path or source)
+    """Write ``source``'s variant; gold: the number of residues and atoms of residue type
+    ``resn``."""
+    dest = _copy(work, rng, source, path or source)
     code = _load(dest) + f"""
 r = {resn!r}
 res = set()
@@ -171,10 +189,10 @@ out = {{"residues": len(res), "atoms": cmd.count_atoms("m and resn " + r),
 def ca_distance(work: Path, rng: np.random.Generator, source: str, resi: int,
                 chain1: str = "A", chain2: str = "B", atom: str = "CA",
                 path: str | None = None) -> dict[str, Any]:
-    """Copy ``source``; gold: the distance between atom ``atom`` of residue ``resi`` in
+    """Write ``source``'s variant; gold: the distance between atom ``atom`` of residue ``resi`` in
     ``chain1`` and in ``chain2`` (Å), and that between residue ``resi`` and ``resi + 1`` in
     ``chain1`` (a plausible mix-up)."""
-    dest = _copy(work, source, path or source)
+    dest = _copy(work, rng, source, path or source)
     code = _load(dest) + f"""
 a = "m and chain {chain1} and resi {resi} and name {atom}"
 b = "m and chain {chain2} and resi {resi} and name {atom}"
@@ -188,10 +206,10 @@ out = {{"distance": cmd.get_distance(a, b), "neighbour": cmd.get_distance(a, c),
 
 def contacts(work: Path, rng: np.random.Generator, source: str, near: str, cutoff: float,
              of: str = "polymer", path: str | None = None) -> dict[str, Any]:
-    """Copy ``source``; gold: the residues of ``of`` with any atom within ``cutoff`` Å of
+    """Write ``source``'s variant; gold: the residues of ``of`` with any atom within ``cutoff`` Å of
     ``near`` (PyMOL: ``byres (of within cutoff of near)``), as residue and atom counts, plus
     the counts for a cutoff 1.5 Å larger and for atoms instead of whole residues."""
-    dest = _copy(work, source, path or source)
+    dest = _copy(work, rng, source, path or source)
     code = _load(dest) + f"""
 def count(sel):
     res = set()
@@ -212,11 +230,12 @@ out = {{"residues": r, "atoms": a, "residues_wider": r2, "atoms_wider": a2,
 
 def chain_alignment(work: Path, rng: np.random.Generator, source: str, mobile: str,
                     target: str, path: str | None = None) -> dict[str, Any]:
-    """Copy ``source``; gold for superimposing chain ``mobile`` onto chain ``target`` with
-    PyMOL's ``align`` on CA atoms (default outlier rejection): the RMSD after refinement, the
-    aligned atom count, the RMSD before rejection, the RMSD of the chains as they are in the
-    file (no superposition), ``super``'s RMSD, and the target chain's CA centroid."""
-    dest = _copy(work, source, path or source)
+    """Write ``source``'s variant; gold for superimposing chain ``mobile`` onto chain
+    ``target`` with PyMOL's ``align`` on CA atoms (default outlier rejection): the RMSD after
+    refinement, the aligned atom count, the RMSD before rejection, the RMSD of the chains as
+    they are in the file (no superposition), ``super``'s RMSD, and the target chain's CA
+    centroid."""
+    dest = _copy(work, rng, source, path or source)
     code = _load(dest) + f"""
 cmd.create("mob", "m and chain {mobile}")
 cmd.create("tgt", "m and chain {target}")
@@ -237,18 +256,39 @@ out = {{"rmsd": r[0], "aligned_atoms": r[1], "rmsd_before_rejection": r[3],
 
 def colour(work: Path, rng: np.random.Generator, name: str, source: str | None = None,
            path: str | None = None) -> dict[str, Any]:
-    """PyMOL's RGB for colour ``name`` (0-1 and 0-255), copying ``source`` if given."""
+    """PyMOL's RGB for colour ``name`` (0-1 and 0-255), writing ``source``'s variant if
+    given."""
     if source:
-        _copy(work, source, path or source)
+        _copy(work, rng, source, path or source)
     rgb = run_headless(f"out = list(cmd.get_color_tuple({name!r}))")
     return {"rgb": [round(float(v), 4) for v in rgb],
             "rgb8": [int(round(float(v) * 255)) for v in rgb]}
 
 
+def figure(work: Path, rng: np.random.Generator, source: str, bg: str, width: int,
+           height: int, path: str | None = None) -> dict[str, Any]:
+    """Write ``source``'s variant; gold: the background colour ``bg`` (as :func:`colour`) and
+    the figure itself, ray-traced by headless PyMOL from the written file in the view PyMOL
+    opens it with (the task asks to keep that view): ``image`` is an RGB array, which the
+    task stores host-side in its gold directory, never in the work dir."""
+    from PIL import Image
+
+    dest = _copy(work, rng, source, path or source)
+    gold = colour(work, rng, bg)
+    with tempfile.TemporaryDirectory(prefix="sciagent-pymol-figure-") as tmp:
+        png = Path(tmp) / "gold.png"
+        run_headless(_load(dest) + f"cmd.bg_color({bg!r})\n"
+                     f"cmd.png({str(png)!r}, width={int(width)}, height={int(height)}, "
+                     "ray=1)\nout = 1\n")
+        with Image.open(png) as img:
+            gold["image"] = np.asarray(img.convert("RGB"))
+    return gold
+
+
 def residue_range(work: Path, rng: np.random.Generator, source: str, lo: int, hi: int,
                   path: str | None = None) -> dict[str, Any]:
-    """Copy ``source``; gold: atoms of the whole model and of residues ``lo``-``hi``."""
-    dest = _copy(work, source, path or source)
+    """Write ``source``'s variant; gold: atoms of the whole model and of residues ``lo``-``hi``."""
+    dest = _copy(work, rng, source, path or source)
     code = _load(dest) + f"""
 out = {{"atoms": cmd.count_atoms("m"), "range_atoms": cmd.count_atoms("m and resi {lo}-{hi}"),
        "range_residues": cmd.count_atoms("m and name CA and resi {lo}-{hi}"),
@@ -258,8 +298,9 @@ out = {{"atoms": cmd.count_atoms("m"), "range_atoms": cmd.count_atoms("m and res
 
 
 def decoy(work: Path, rng: np.random.Generator, source: str, path: str) -> dict[str, Any]:
-    """Copy ``source`` to ``path`` (an input the task does not ask about). Gold: its atoms."""
-    dest = _copy(work, source, path)
+    """Write ``source``'s variant to ``path`` (an input the task does not ask about). Gold:
+    its atoms."""
+    dest = _copy(work, rng, source, path)
     return {"atoms": sum(1 for line in dest.read_text().splitlines()
                          if line.startswith(("ATOM  ", "HETATM")))}
 
@@ -272,6 +313,7 @@ GENERATORS = {
     "contacts": contacts,
     "chain_alignment": chain_alignment,
     "colour": colour,
+    "figure": figure,
     "residue_range": residue_range,
     "decoy": decoy,
 }

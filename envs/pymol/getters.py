@@ -36,9 +36,11 @@ def parse_pdb(text: str, label: str = "pdb") -> dict[str, Any]:
 
     Keys: atoms, chains (sorted, "" for blank), residues (distinct chain+resi+icode), waters
     (water atoms), hetero (HETATM atoms other than water), resn (sorted residue names),
-    chain_atoms {chain: atoms}.
+    chain_atoms {chain: atoms}, centroid ([x, y, z] of all atoms: the task's seeded
+    coordinates, so a file from another structure or seed does not match).
     """
     atoms, waters, hetero = 0, 0, 0
+    total = [0.0, 0.0, 0.0]
     chains: dict[str, int] = {}
     residues, resn = set(), set()
     for line in text.splitlines():
@@ -46,9 +48,14 @@ def parse_pdb(text: str, label: str = "pdb") -> dict[str, Any]:
             break
         if not line.startswith(("ATOM  ", "HETATM")):
             continue
-        if len(line) < 27:
+        if len(line) < 54:
             raise GetterError(f"{label}: malformed atom record: {line[:40]!r}")
         name3, chain, resi = line[17:20].strip(), line[21:22].strip(), line[22:27].strip()
+        try:
+            xyz = [float(line[c:c + 8]) for c in (30, 38, 46)]
+        except ValueError:
+            raise GetterError(f"{label}: malformed coordinates: {line[:54]!r}") from None
+        total = [t + v for t, v in zip(total, xyz, strict=True)]
         atoms += 1
         chains[chain] = chains.get(chain, 0) + 1
         residues.add((chain, resi))
@@ -60,7 +67,8 @@ def parse_pdb(text: str, label: str = "pdb") -> dict[str, Any]:
     if atoms == 0:
         raise GetterError(f"{label}: no ATOM/HETATM records (not a PDB file?)")
     return {"atoms": atoms, "chains": sorted(chains), "residues": len(residues),
-            "waters": waters, "hetero": hetero, "resn": sorted(resn), "chain_atoms": chains}
+            "waters": waters, "hetero": hetero, "resn": sorted(resn), "chain_atoms": chains,
+            "centroid": [round(t / atoms, 4) for t in total]}
 
 
 @register("pdb_summary")
@@ -213,3 +221,45 @@ def image_corner_rgb(state: FinalState, path: str) -> list[int]:
             raise GetterError(f"{path}: cannot read image: {type(exc).__name__}: {exc}") \
                 from None
     return [int(v) for v in pixel]
+
+
+def _rgb(img: Any) -> Any:
+    """An (H, W, 3) uint8 view of a loaded image (grey, RGBA, 16-bit and stacks refused)."""
+    import numpy as np
+
+    planes = img.planes
+    if planes.shape[0] != 1 or planes.dtype != np.uint8 or planes.shape[-1] not in (1, 3, 4):
+        raise GetterError(f"not an 8-bit picture ({img.describe()})")
+    rgb = planes[0]
+    return np.repeat(rgb, 3, axis=2) if rgb.shape[-1] == 1 else rgb[..., :3]
+
+
+@register("pymol_figure")
+def pymol_figure(state: FinalState, path: str, reference_path: str,
+                 key: str | None = None) -> Any:
+    """A saved figure compared with PyMOL's own render of it (an absolute host path, in the
+    task's gold directory): :func:`sciagent_gym.envs.pymol.figures.compare`.
+
+    Keys: width, height, background ([R, G, B] of the border), molecule_fraction,
+    molecule_iou (the molecule's silhouette against the gold's), ssim.
+    """
+    from pathlib import Path
+
+    from sciagent_gym.envs.pymol.figures import compare
+
+    from sciagent_gym.evaluation.getters.images import load_image
+
+    img = load_image(existing_file(state, path), path)
+    ref_path = Path(str(reference_path))
+    if not ref_path.is_absolute() or not ref_path.is_file():
+        raise GetterError(f"gold render {ref_path}: not found (a host path is expected)")
+    gold = load_image(ref_path, "gold render")
+    return pick_key(path, compare(_rgb(img), _rgb(gold)), key)
+
+
+@register("pymol_answer_given")
+def pymol_answer_given(state: FinalState) -> bool:
+    """Whether the agent gave any answer at all: an infeasible task's "no value fabricated"
+    check (the core answer getters fail when there is no answer, which a check cannot invert).
+    """
+    return bool((state.answer or "").strip())

@@ -83,6 +83,12 @@ def test_answer_numbers_and_text():
     assert GETTERS["answer_text"](state("  chain B \n")) == "chain B"
 
 
+def test_answer_given_is_false_without_a_non_empty_answer():
+    assert GETTERS["answer_given"](state("0")) is True
+    assert GETTERS["answer_given"](state(None)) is False
+    assert GETTERS["answer_given"](state("   ")) is False
+
+
 def test_unknown_unit_in_a_criterion_is_reported():
     with pytest.raises(GetterError, match="unknown unit 'parsec'"):
         number("3", unit="parsec")

@@ -114,7 +114,8 @@ def _evaluate(tmp_path: Path, getter: dict, check: dict) -> tuple[bool, str]:
     {"fn": "pdb_summary", "path": "x.pdb", "key": "atoms"},
     {"fn": "number_in_file", "path": "x.txt"},
     {"fn": "pymol_session", "path": "x.pse", "key": "objects"},
-    {"fn": "image_corner_rgb", "path": "x.png"},
+    {"fn": "pymol_figure", "path": "x.png", "reference_path": "/nonexistent/gold.tif",
+     "key": "width"},
 ])
 def test_getters_fail_cleanly_on_missing_and_malformed_files(tmp_path, getter):
     assert getter["fn"] in GETTERS
@@ -166,7 +167,7 @@ ANSWER_TASKS = {"pymol/align-chains-rmsd": ("al", "rmsd", " Å"),
                 "pymol/measure-distance": ("d", "distance", " Å"),
                 "pymol/pocket-residues": ("pocket", "residues", ""),
                 "pymol/residue-selection": ("res", "residues", "")}
-ZERO_WEIGHT_GETTERS = {"file_exists", "agent_status", "pymol_answer_given"}
+ZERO_WEIGHT_GETTERS = {"file_exists", "agent_status", "answer_given"}
 
 
 def _getter_name(criterion: dict) -> str:

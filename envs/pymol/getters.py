@@ -22,7 +22,6 @@ from sciagent_gym.evaluation.getters._limits import (
     check_lines,
     check_size,
     file_size,
-    open_image,
 )
 
 if TYPE_CHECKING:
@@ -210,19 +209,6 @@ def pymol_session(state: FinalState, path: str, key: str | None = None) -> Any:
     return pick_key(path, json.loads(json.dumps(summary)), key)
 
 
-@register("image_corner_rgb")
-def image_corner_rgb(state: FinalState, path: str) -> list[int]:
-    """The top-left pixel of a saved image as [R, G, B] (0-255): the background of a figure."""
-    p = existing_file(state, path)
-    with open_image(p, path) as img:
-        try:
-            pixel = img.convert("RGB").getpixel((0, 0))
-        except Exception as exc:  # PIL raises anything on junk input
-            raise GetterError(f"{path}: cannot read image: {type(exc).__name__}: {exc}") \
-                from None
-    return [int(v) for v in pixel]
-
-
 def _rgb(img: Any) -> Any:
     """An (H, W, 3) uint8 view of a loaded image (grey, RGBA, 16-bit and stacks refused)."""
     import numpy as np
@@ -255,11 +241,3 @@ def pymol_figure(state: FinalState, path: str, reference_path: str,
         raise GetterError(f"gold render {ref_path}: not found (a host path is expected)")
     gold = load_image(ref_path, "gold render")
     return pick_key(path, compare(_rgb(img), _rgb(gold)), key)
-
-
-@register("pymol_answer_given")
-def pymol_answer_given(state: FinalState) -> bool:
-    """Whether the agent gave any answer at all: an infeasible task's "no value fabricated"
-    check (the core answer getters fail when there is no answer, which a check cannot invert).
-    """
-    return bool((state.answer or "").strip())

@@ -25,6 +25,7 @@ CHEAP_GETTERS: frozenset[str] = frozenset(
         "table_records",
         # in-memory status and the answer
         "agent_status",
+        "answer_given",
         "answer_text",
         "answer_number",
         "answer_numbers",

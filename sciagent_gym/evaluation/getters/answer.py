@@ -101,6 +101,13 @@ def _same(values: list[float]) -> bool:
     return all(abs(v - first) <= 1e-9 * max(1.0, abs(first)) for v in values)
 
 
+@register("answer_given")
+def answer_given(state: FinalState) -> bool:
+    """Whether any non-empty answer was given: an infeasible task's "no value fabricated" check
+    (the other answer getters fail when there is no answer, which a check cannot invert)."""
+    return bool((state.answer or "").strip())
+
+
 @register("answer_text")
 def answer_text(state: FinalState) -> str:
     """The answer as given, stripped (for names, labels, yes/no)."""

@@ -325,3 +325,330 @@ def test_fresh_commands_set_back_only_what_differs():
                                        "contour close", *_FRESH_ALWAYS]
     with pytest.raises(ValueError):
         fresh_commands(launch[:-1])  # one answer per query, or nothing is trusted
+
+
+# --- rewards only for doing the task --------------------------------------------------------------
+
+# What DS9 answers right after loading field.fits (the state a no-op episode ends in).
+FRESH_RAW = {"file": "/home/user/work/field.fits", "frame": "1", "frames": "1", "scale": "linear",
+             "scale_mode": "minmax", "scale_limits": "81 4061", "cmap": "grey",
+             "cmap_invert": "no", "zoom": "1", "rotate": "0", "pan_image": "200.5 200.5",
+             "pan_fk5": "150.1 2.2", "crosshair_image": "200.5 200.5", "mode": "none",
+             "regions": "", "smooth": "no", "smooth_function": "gaussian", "smooth_radius": "3",
+             "smooth_sigma": "1.5", "contour": "no", "contour_nlevels": "5",
+             "contour_limits": "81 4061", "contour_scale": "linear", "contour_smooth": "4",
+             "crop_image": "200.5 200.5 400 400", "size": "400 400", "block": "1",
+             "tile": "no", "colorbar": "yes", "grid": "no", "view_info": "yes",
+             "view_panner": "yes", "view_magnifier": "yes", "view_graph_horz": "no",
+             "view_graph_vert": "no"}
+
+
+def staged(spec_id: str, seed: int, work: Path) -> Task:
+    task = make_task(SPECS[spec_id], seed, work)
+    task.stage(work)
+    return task
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_weights_give_no_credit_for_gates_existence_or_status(spec_id):
+    """Gates, file-exists and agent-status criteria carry weight 0; the first one is a gate."""
+    criteria = SPECS[spec_id].evaluator
+    assert criteria[0].get("gate") is True, spec_id
+    for c in criteria:
+        getter = c["getter"] if isinstance(c["getter"], str) else c["getter"]["fn"]
+        if c.get("gate") or getter in ("file_exists", "agent_status") \
+                or c["check"]["op"] == "unchanged":
+            assert c["weight"] == 0, (spec_id, c["name"])
+    assert SPECS[spec_id].modality == "gui", spec_id
+
+
+@pytest.mark.parametrize("spec_id", [s for s in SPEC_IDS if not SPECS[s].toggles
+                                     and not SPECS[s].infeasible])
+def test_fresh_ds9_state_scores_zero(spec_id, tmp_path):
+    """DS9 as launched with field.fits (no-op episode), for every seed's parameters: 0."""
+    app = build_state(FRESH_RAW)
+    for seed in range(8):
+        task = staged(spec_id, seed, tmp_path / f"s{seed}")
+        try:
+            result = evaluate(task.criteria(), FinalState(work_dir=tmp_path / f"s{seed}",
+                                                          app_state=app, agent_status="done"))
+            assert result.score == 0.0 and not result.success, (seed, result.to_dict())
+        finally:
+            task.cleanup()
+
+
+def test_missing_extension_scores_only_fail():
+    crit = SPECS["ds9/missing-extension"].evaluator
+    assert all(c["weight"] == 0 for c in crit)
+
+
+def test_no_task_parameter_equals_a_ds9_default():
+    """Turning contours or smoothing on without setting them must not match a variant."""
+    assert 5 not in SPECS["ds9/contour-levels"].params["nlevels"]["choice"]
+    assert "linear" not in SPECS["ds9/contour-levels"].params["cscale"]["choice"]
+    assert "gaussian" not in SPECS["ds9/smooth-kernel"].params["function"]["choice"]
+    assert 3 not in SPECS["ds9/smooth-kernel"].params["radius"]["choice"]
+
+
+def test_colormap_scale_gui_gives_half_credit_for_half_the_work(tmp_path):
+    task = staged("ds9/colormap-scale-gui", 0, tmp_path)
+    try:
+        raw = dict(FRESH_RAW, cmap=task.params["cmap"]["name"])
+        result = evaluate(task.criteria(), FinalState(work_dir=tmp_path,
+                                                      app_state=build_state(raw)))
+        assert result.score == pytest.approx(0.5) and not result.success
+        raw["scale"] = task.params["scale"]["name"]
+        result = evaluate(task.criteria(), FinalState(work_dir=tmp_path,
+                                                      app_state=build_state(raw)))
+        assert result.score == 1.0 and result.success
+        raw["cmap_invert"] = "yes"
+        result = evaluate(task.criteria(), FinalState(work_dir=tmp_path,
+                                                      app_state=build_state(raw)))
+        assert not result.success
+    finally:
+        task.cleanup()
+
+
+# --- exported PNGs judged by content ------------------------------------------------------------
+
+
+def test_colormaps_match_ds9_menu_icons():
+    """Our curves against the colour bars DS9 draws in its Color menu (saods9's icons)."""
+    from PIL import Image
+    from sciagent_gym.envs.ds9 import colormaps
+
+    icons = Path("/usr/share/saods9/icons/lut/ds9")
+    if not icons.is_dir():
+        pytest.skip("saods9 not installed")
+    for name in colormaps.COLORMAPS:
+        bar = np.asarray(Image.open(icons / f"{name}.png").convert("RGB"))[4:5, 2:-2]
+        pos, dist = colormaps.invert(bar, name)
+        assert dist.max() <= 8, name  # every colour of the bar lies on our curve
+        assert pos[0, 0] < 0.05 and pos[0, -1] > 0.95, name  # from one end to the other
+        assert np.all(np.diff(pos[0]) >= -0.02), name  # in order
+
+
+def _ds9_like_export(img: np.ndarray, cmap: str) -> np.ndarray:
+    """A numpy stand-in for DS9's export: linear scale with zscale-like limits, the colour map,
+    top row first."""
+    from sciagent_gym.envs.ds9 import colormaps
+
+    lo, hi = np.percentile(img, [1, 99])
+    return colormaps.paint(np.clip((img - lo) / (hi - lo), 0, 1), cmap)[::-1]
+
+
+def _save_png(path: Path, rgb: np.ndarray) -> None:
+    from PIL import Image
+
+    Image.fromarray(np.ascontiguousarray(rgb, np.uint8)).save(path)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_export_png_colormap_judges_the_picture(tmp_path, seed):
+    """The right export passes; blank, solid-colour (the map's own colour), another field's
+    export, a grey export, an upside-down one and the FITS copied to the name all fail."""
+    task = staged("ds9/export-png-colormap", seed, tmp_path / "w")
+    work = tmp_path / "w"
+    cmap = task.params["cmap"]["name"]
+    img = data.read_fits((work / "field.fits").read_bytes())[1]
+    other = data.field(tmp_path, np.random.default_rng(99))
+    other_img = data.read_fits((tmp_path / "field.fits").read_bytes())[1]
+    assert other["nx"] == img.shape[1]
+    app = build_state(dict(FRESH_RAW, cmap=cmap, scale_mode="zscale"))
+    from sciagent_gym.envs.ds9 import colormaps
+
+    solid = np.broadcast_to(colormaps.paint(np.array([1.0]), cmap)[0], img.shape + (3,))
+    pictures = {
+        "right": _ds9_like_export(img, cmap),
+        "blank": np.zeros(img.shape + (3,), np.uint8),
+        "solid-map-colour": solid,
+        "other-field": _ds9_like_export(other_img, cmap),
+        "grey": _ds9_like_export(img, "grey"),
+        "upside-down": _ds9_like_export(img, cmap)[::-1],
+    }
+    try:
+        for name, rgb in pictures.items():
+            _save_png(work / "field.png", rgb)
+            result = evaluate(task.criteria(), FinalState(work_dir=work, app_state=app))
+            if name == "right":
+                assert result.score == 1.0 and result.success, result.to_dict()
+            elif name == "grey":
+                assert not result.success and result.score < 1.0
+            else:
+                assert not result.success and result.score <= 0.4, (name, result.score)
+        (work / "field.png").write_bytes((work / "field.fits").read_bytes())
+        result = evaluate(task.criteria(), FinalState(work_dir=work, app_state=app))
+        assert result.score == 0.0
+        # a placeholder on the fresh state (colour map and limits untouched) earns nothing
+        _save_png(work / "field.png", solid)
+        result = evaluate(task.criteria(), FinalState(work_dir=work,
+                                                      app_state=build_state(FRESH_RAW)))
+        assert result.score == 0.0
+    finally:
+        task.cleanup()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_crop_galaxy_export_judges_the_cutout(tmp_path, seed):
+    task = staged("ds9/crop-galaxy-export", seed, tmp_path)
+    g, box = task.gold["field"]["galaxy"], task.params["box"]
+    img = data.read_fits((tmp_path / "field.fits").read_bytes())[1]
+    w, h = box["w"], box["h"]
+    app = build_state(dict(FRESH_RAW, crop_image=f"{g['x']} {g['y']} {w} {h}"))
+
+    def cutout(cx: float, cy: float) -> np.ndarray:
+        c0, r0 = int(round(cx - w / 2 - 0.5)), int(round(cy - h / 2 - 0.5))
+        return _ds9_like_export(img[r0:r0 + h, c0:c0 + w], "grey")
+
+    cases = {"right": cutout(g["x"], g["y"]), "one-pixel-rounding": cutout(g["x"] + 1, g["y"]),
+             "three-pixels-off": cutout(g["x"] + 3, g["y"]),
+             "image-centre": cutout(200.5, 200.5),
+             "blank": np.zeros((h, w, 3), np.uint8), "white": np.full((h, w, 3), 255, np.uint8)}
+    try:
+        for name, rgb in cases.items():
+            _save_png(tmp_path / "galaxy.png", rgb)
+            result = evaluate(task.criteria(), FinalState(work_dir=tmp_path, app_state=app))
+            if name in ("right", "one-pixel-rounding"):
+                assert result.score == 1.0 and result.success, (name, result.to_dict())
+            else:
+                assert result.score == 0.0 and not result.success, (name, result.to_dict())
+        # the issue's cheat: a blank PNG of the right size with DS9's crop right scored 1.0
+        assert GETTERS["ds9_png_content"](FinalState(work_dir=tmp_path), "galaxy.png",
+                                          task.gold["field"]["image"], x=g["x"], y=g["y"],
+                                          key="offset") is None
+    finally:
+        task.cleanup()
+
+
+def test_gold_image_stays_host_side(tmp_path):
+    task = staged("ds9/crop-galaxy-export", 0, tmp_path / "w")
+    try:
+        ref = Path(task.gold["field"]["image"])
+        assert ref.is_file() and not ref.is_relative_to(tmp_path)
+        assert sorted(p.name for p in (tmp_path / "w").iterdir()) == ["field.fits"]
+    finally:
+        task.cleanup()
+    assert not ref.exists()
+
+
+def test_png_content_getter_refuses_bad_inputs(tmp_path):
+    img = np.zeros((4, 4), np.float32)
+    import tifffile
+
+    tifffile.imwrite(tmp_path / "ref.tif", img)
+    (tmp_path / "x.png").write_text("not a png")
+    state = FinalState(work_dir=tmp_path)
+    with pytest.raises(GetterError, match="not a PNG"):
+        GETTERS["ds9_png_content"](state, "x.png", str(tmp_path / "ref.tif"))
+    _save_png(tmp_path / "y.png", np.zeros((4, 4, 3), np.uint8))
+    with pytest.raises(GetterError, match="absolute"):
+        GETTERS["ds9_png_content"](state, "y.png", "ref.tif")
+    with pytest.raises(GetterError, match="colour map"):
+        GETTERS["ds9_png_content"](state, "y.png", str(tmp_path / "ref.tif"), cmap="nope")
+
+
+# --- values through the answer action ----------------------------------------------------------
+
+
+def _answer_values(task: Task) -> dict:
+    """The right value and wrong ones of the right form, by task."""
+    f = task.gold["field"]
+    keyword = task.params.get("keyword")
+    right, other = {"header-keyword": ("keyword_value", "other_keyword_value"),
+                    "count-bright-stars": ("n_above", "n_stars")}.get(task.spec.slug, (0, 0))
+    if task.spec.slug == "star-peak-value":
+        return {"v": f["ranked"]["peak"], "other": f["other_rank"]["peak"], "name": ""}
+    return {"v": f[right], "other": f[other], "name": keyword["name"] if keyword else "",
+            "more": f.get("n_above_more"), "fewer": f.get("n_above_fewer")}
+
+
+def _score_answer(task: Task, work: Path, text: str | None):
+    return evaluate(task.criteria(), FinalState(work_dir=work, app_state=build_state(FRESH_RAW),
+                                                answer=text))
+
+
+@pytest.mark.parametrize(("spec_id", "right", "wrong"), [
+    ("ds9/header-keyword", "{v}", ["{other}", "{name}", "", "{v} or {other}"]),
+    ("ds9/star-peak-value", "peak = {v} ADU", ["{other} ADU", "{v} or {other}"]),
+    ("ds9/count-bright-stars", "{v} stars", ["{more}", "{fewer}", "{other}", "1, 2, 3, 4, 5"]),
+])
+def test_answer_tasks_read_the_answer(tmp_path, spec_id, right, wrong):
+    """The value given with the answer action is scored; none, another value, the keyword's
+    name or several values are not."""
+    for seed in range(4):
+        work = tmp_path / f"s{seed}"
+        task = staged(spec_id, seed, work)
+        fill = _answer_values(task)
+        try:
+            ok = _score_answer(task, work, right.format(**fill))
+            assert ok.success and ok.score == 1.0, (seed, ok.to_dict())
+            assert _score_answer(task, work, None).score == 0.0
+            for text in wrong:
+                if fill["v"] == fill["other"] and "{other}" in text:
+                    continue
+                bad = _score_answer(task, work, text.format(**fill))
+                assert bad.score == 0.0 and not bad.success, (seed, text.format(**fill))
+        finally:
+            task.cleanup()
+
+
+# --- the shell cheats are real: gui modality is what stops them -------------------------------
+
+
+def _shell_command(step: str) -> str:
+    """The command of a cheat's ``run("...")`` action string."""
+    import ast
+
+    call = ast.parse(step, mode="eval").body
+    assert isinstance(call, ast.Call) and getattr(call.func, "id", None) == "run", step
+    return ast.literal_eval(call.args[0])
+
+
+def _run_cheat(task: Task, name: str, work: Path, bin_dir: Path) -> str:
+    """Run a cheat's shell commands in ``work`` (python3 = this interpreter) and return stdout."""
+    import subprocess
+    import sys
+
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "python3"
+    if not shim.exists():  # a script, not a symlink: a venv is found from the invoked path
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        shim.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(work)}
+    out = []
+    for step in task.steps(f"cheat:{name}"):
+        if isinstance(step, str) and step.startswith("run("):
+            done = subprocess.run(["bash", "-c", _shell_command(step)], cwd=work, env=env,
+                                  capture_output=True, text=True, timeout=60, check=True)
+            out.append(done.stdout.strip())
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize(("spec_id", "cheat", "params"), [
+    ("ds9/header-keyword", "shell-grep-header", {}),
+    ("ds9/star-peak-value", "shell-numpy-max", {"which": {"rank": 1, "label": "brightest"}}),
+    ("ds9/crop-galaxy-export", "shell-numpy-cutout", {}),
+])
+def test_shell_cheats_would_solve_the_task_without_ds9(tmp_path, spec_id, cheat, params):
+    """Each of these shell one-liners earns full marks when its output is handed in (the value
+    as the answer, or the PNG it writes), so only the task's gui modality, which refuses run(),
+    keeps them at 0 (the e2e cheat audit plays them and checks that)."""
+    assert SPECS[spec_id].modality == "gui"
+    solved = 0
+    for seed in range(6):
+        work = tmp_path / f"s{seed}"
+        task = staged(spec_id, seed, work)
+        try:
+            if any(task.params[k] != v for k, v in params.items()):
+                continue
+            g = task.gold["field"]
+            app = build_state(dict(FRESH_RAW, crop_image=f"{g['galaxy']['x']} "
+                                   f"{g['galaxy']['y']} 40 40"))
+            answer = _run_cheat(task, cheat, work, tmp_path / "bin")
+            result = evaluate(task.criteria(), FinalState(work_dir=work, app_state=app,
+                                                          answer=answer or None))
+            assert result.success and result.score == 1.0, (seed, answer, result.to_dict())
+            solved += 1
+        finally:
+            task.cleanup()
+    assert solved >= 2

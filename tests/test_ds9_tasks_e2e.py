@@ -1,5 +1,6 @@
 """Every DS9 task proven on the real program through the audit (oracle = 1.0, no-op = 0, each
-negative fails, no task's evaluator accepts another task's oracle state, F1 >= 0.99), plus the
+negative fails, every cheat scores 0, no task's evaluator accepts another task's oracle state,
+F1 >= 0.99), DS9's PNG export matching the colour maps the evaluator reads PNGs with, plus the
 adapter's own promises: the XPA state channel, XPA confined to each env's sandbox (one env's
 clients never reach another env's DS9), failing XPA commands reported clearly, our WCS math
 agreeing with DS9's, and resets that give identical first frames."""
@@ -11,7 +12,7 @@ import shutil
 import gymnasium as gym
 import numpy as np
 import pytest
-from audit_checks import audit_cases, check_case, check_cross
+from audit_checks import audit_cases, check_case, check_cheats, check_cross
 from conftest import REQUIRE_APPS, assert_dump_leaves_screen, step_until_changed
 from sciagent_gym.envs.ds9.adapter import XPA_NAME, DS9ScriptError
 
@@ -29,12 +30,17 @@ SPECS, CASES = audit_cases("ds9", SEEDS)
 
 @pytest.fixture(scope="module")
 def report():
-    return audit_tool("ds9", seeds=SEEDS)
+    return audit_tool("ds9", seeds=SEEDS, cheats=True)
 
 
 @pytest.mark.parametrize(("task_id", "case", "seed"), CASES)
 def test_case(report, task_id, case, seed):
     check_case(report, SPECS, task_id, case, seed)
+
+
+@pytest.mark.parametrize("task_id", sorted(SPECS))
+def test_cheats_score_zero(report, task_id):
+    check_cheats(report, task_id)
 
 
 def test_cross_task_matrix_has_no_false_success(report):
@@ -186,6 +192,35 @@ def test_toggle_task_start_state_and_both_instruction_kinds(ds9_env):
         ds9_env.reset(seed=seed, options={"task": "ds9/toggle-colorbar"})
         run_steps(ds9_env, ["DONE"] if positive else [*clicks, "DONE"])
         assert not base.evaluation.success
+
+
+def test_png_export_lies_on_our_colour_maps(ds9_env, tmp_path):
+    """DS9's own PNG export, read back by the evaluator's colour-map inversion: every pixel on
+    the map's curve, the levels rank-correlated with the data; and DS9's notes (where the
+    count-bright-stars oracle leaves its count) are emptied by a reset."""
+    import tifffile
+    from sciagent_gym.envs.ds9.colormaps import COLORMAPS
+    from sciagent_gym.envs.ds9.data import read_fits
+
+    from sciagent_gym.evaluation import GETTERS, FinalState
+
+    ds9_env.reset(seed=0, options={"task": "ds9/export-png-colormap"})
+    base = ds9_env.unwrapped
+    work, host = base.provider.paths["work"], base.provider.host_work_dir
+    img = read_fits((host / "field.fits").read_bytes())[1]
+    tifffile.imwrite(tmp_path / "ref.tif", img.astype(np.float32))
+    for name in COLORMAPS:
+        base.adapter.run_script(base.provider, f"cmap {name}\nscale mode zscale\n"
+                                f"export png {work}/{name}.png")
+        shutil.copy(host / f"{name}.png", tmp_path / f"{name}.png")
+        info = GETTERS["ds9_png_content"](FinalState(work_dir=tmp_path), f"{name}.png",
+                                          str(tmp_path / "ref.tif"), cmap=name)
+        assert info["size"] == [400, 400] and info["correlation"] > 0.99, (name, info)
+        assert info["cmap_fit"] > 0.999, (name, info)
+    base.adapter.run_script(base.provider, "tcl {set ds9notes 7}")
+    assert base.adapter.run_script(base.provider, "get notes") == "7"
+    ds9_env.reset(seed=0, options={"task": "ds9/export-png-colormap"})
+    assert base.adapter.run_script(base.provider, "get notes") == ""
 
 
 def test_state_dump_leaves_the_screen_as_it_was(ds9_env):

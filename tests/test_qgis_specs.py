@@ -25,7 +25,12 @@ from sciagent_gym.tools import load_tool_getters, task_specs_root
 load_tool_getters("qgis")
 
 from sciagent_gym.envs.qgis import data  # noqa: E402
-from sciagent_gym.envs.qgis.getters import normalize_crs, parse_geojson, parse_project  # noqa: E402
+from sciagent_gym.envs.qgis.getters import (  # noqa: E402
+    normalize_crs,
+    parse_geojson,
+    parse_project,
+    source_file,
+)
 
 SPECS: dict[str, TaskSpec] = load_specs(task_specs_root(), "qgis")
 SPEC_IDS = sorted(SPECS)
@@ -254,17 +259,27 @@ def test_project_qgz_and_qgs(tmp_path):
         assert p["layer_names"] == ["towns", "districts"]
         assert p["layers"][1]["crs"] == "EPSG:32633" and p["layers"][0]["provider"] == "ogr"
         assert p["visible_layers"] == ["towns"]
+        assert p["sources"] == ["districts.geojson", "towns.geojson"]
 
 
-@pytest.mark.parametrize("content,match", [
-    (b"PK\x03\x04broken", "broken .qgz"),
-    (QGS[:300].encode(), "not valid project XML"),
-    (b"<html></html>", "not a QGIS project"),
+@pytest.mark.parametrize("source,expected", [
+    ("./towns.geojson", "towns.geojson"), ("./towns.geojson|layername=towns", "towns.geojson"),
+    ("/w/dem.tif", "dem.tif"),
+    ("file:///w/sites.csv?type=csv&delimiter=,&xField=lon", "sites.csv")])
+def test_project_layer_source_file(source, expected):
+    assert source_file(source) == expected
+
+
+@pytest.mark.parametrize("name,content,match", [
+    ("p.qgz", b"PK\x03\x04broken", "broken .qgz"),
+    ("p.qgs", QGS[:300].encode(), "not valid project XML"),
+    ("p.qgs", b"<html></html>", "not a QGIS project"),
+    ("p.qgz", QGS.encode(), "not a zip archive"),  # XML under a .qgz name: not from QGIS
 ])
-def test_malformed_projects(tmp_path, content, match):
-    state = _state(tmp_path, {"p.qgz": content})
+def test_malformed_projects(tmp_path, name, content, match):
+    state = _state(tmp_path, {name: content})
     with pytest.raises(GetterError, match=match):
-        GETTERS["qgis_project"](state, "p.qgz")
+        GETTERS["qgis_project"](state, name)
     import io
 
     buf = io.BytesIO()
@@ -272,3 +287,214 @@ def test_malformed_projects(tmp_path, content, match):
         zf.writestr("notes.txt", "no project")
     with pytest.raises(GetterError, match="without a .qgs"):
         parse_project(buf.getvalue())
+
+
+# --- scoring rules: no credit for the start state, an existence check or "changed nothing" ---
+
+
+ZERO_WEIGHT_GETTERS = {"file_exists", "agent_status"}
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_gates_and_penalties_carry_no_weight(spec_id):
+    """Rule of issue 15: the first criterion is a gate; gates, existence checks and "changed
+    nothing" checks weigh 0; a feasible task gives credit for something."""
+    spec = SPECS[spec_id]
+    crits = spec.evaluator
+    assert crits[0].get("gate"), "the first criterion must be a gate"
+    for c in crits:
+        getter = c["getter"] if isinstance(c["getter"], str) else c["getter"]["fn"]
+        if c.get("gate") or getter in ZERO_WEIGHT_GETTERS or c["check"]["op"] == "unchanged":
+            assert c["weight"] == 0, (spec_id, c["name"])
+    if not spec.infeasible:
+        assert any(c["weight"] > 0 for c in crits), spec_id
+        # credit comes after every gate, so a failed penalty gate zeroes the score
+        last_gate = max(i for i, c in enumerate(crits) if c.get("gate"))
+        assert all(c["weight"] > 0 for c in crits[last_gate + 1:]), spec_id
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_modality_is_gui(spec_id):
+    """Every QGIS task is GUI work: the shell would bypass QGIS (ogr2ogr, gdallocationinfo,
+    qgis_process), and QGIS's own Python console is reached through its GUI."""
+    assert SPECS[spec_id].modality == "gui"
+    assert not SPECS[spec_id].allow_cli
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_seeds_give_different_inputs(spec_id, tmp_path):
+    """No two seeds stage the same input files (so a test-split episode never repeats a
+    train one)."""
+    seen = set()
+    for seed in range(8):
+        task = make_task(SPECS[spec_id], seed, tmp_path / str(seed))
+        task.stage(tmp_path / str(seed))
+        seen.add(tuple(sorted(task.input_hashes.items())))
+    assert len(seen) == 8
+
+
+# --- content checks, proven on generated data --------------------------------------------------
+
+
+def _staged(spec_id: str, seed: int, work: Path) -> Task:
+    task = make_task(SPECS[spec_id], seed, work)
+    task.stage(work)
+    return task
+
+
+def _score(task: Task, work: Path, app_state: dict | None = None,
+           answer: str | None = None) -> tuple[float, bool]:
+    kwargs = {"answer": answer} if answer is not None else {}
+    result = evaluate(task.criteria(), FinalState(work_dir=work, app_state=app_state, **kwargs))
+    return result.score, result.success
+
+
+def _feature_collection(name: str, feats: list[dict], epsg: int | None = None) -> str:
+    """A FeatureCollection as QGIS's OGR GeoJSON driver writes it."""
+    doc: dict = {"type": "FeatureCollection", "name": name}
+    if epsg is not None:
+        doc["crs"] = {"type": "name", "properties": {"name": f"urn:ogc:def:crs:EPSG::{epsg}"}}
+    doc["features"] = feats
+    return json.dumps(doc)
+
+
+def _features(work: Path, name: str) -> list[dict]:
+    return json.loads((work / name).read_text())["features"]
+
+
+def test_filter_export_checks_the_features_content(tmp_path):
+    task = _staged("qgis/filter-export-geojson", 0, tmp_path)
+    out, cat = task.params["out"], task.params["category"]
+    keep = [f for f in _features(tmp_path, "towns.geojson")
+            if f["properties"]["category"] == cat]
+    (tmp_path / out).write_text(_feature_collection(Path(out).stem, keep))
+    assert _score(task, tmp_path) == (1.0, True)
+    # every town moved by 0.01 degrees: names and attributes right, positions wrong
+    moved = json.loads(json.dumps(keep))
+    for f in moved:
+        f["geometry"]["coordinates"][0] += 0.01
+    (tmp_path / out).write_text(_feature_collection("x", moved))
+    assert not _score(task, tmp_path)[1]
+    names_only = [{**f, "properties": {"name": f["properties"]["name"]}} for f in keep]
+    (tmp_path / out).write_text(_feature_collection("x", names_only))
+    assert not _score(task, tmp_path)[1]
+    for placeholder in (_feature_collection("x", []), (tmp_path / "towns.geojson").read_text()):
+        (tmp_path / out).write_text(placeholder)
+        assert _score(task, tmp_path) == (0.0, False)
+
+
+def test_reproject_export_checks_coordinates_and_attributes(tmp_path):
+    task = _staged("qgis/reproject-export", 1, tmp_path)
+    code = task.params["target"]["code"]
+    epsg = int(code.split(":")[1])
+    feats = _features(tmp_path, "towns.geojson")
+    lon = np.array([f["geometry"]["coordinates"][0] for f in feats])
+    lat = np.array([f["geometry"]["coordinates"][1] for f in feats])
+    x, y = data.project_points(lon, lat, code)
+    projected = [{**f, "geometry": {"type": "Point", "coordinates": [float(x[i]), float(y[i])]}}
+                 for i, f in enumerate(feats)]
+    out = tmp_path / "towns_projected.geojson"
+    out.write_text(_feature_collection("towns_projected", projected, epsg))
+    assert _score(task, tmp_path) == (1.0, True)
+    out.write_text(_feature_collection("towns_projected", feats, epsg))  # CRS only assigned
+    assert not _score(task, tmp_path)[1]
+    for placeholder in (_feature_collection("x", [], epsg),
+                        (tmp_path / "towns.geojson").read_text()):
+        out.write_text(placeholder)
+        assert _score(task, tmp_path) == (0.0, False)
+
+
+def _with_area_field(work: Path, field: str, factor: float, scale: float = 1.0) -> str:
+    doc = json.loads((work / "districts.geojson").read_text())
+    for f in doc["features"]:
+        ring = [[x * scale, y * scale] for x, y in f["geometry"]["coordinates"][0]]
+        f["geometry"]["coordinates"] = [ring]
+        f["properties"][field] = data.shoelace(ring) * factor
+    return json.dumps(doc)
+
+
+def test_field_calculator_area_checks_values_and_geometries(tmp_path):
+    task = _staged("qgis/field-calculator-area", 2, tmp_path)
+    unit = task.params["unit"]
+    field = f"{task.params['stem']}_{unit['unit']}"
+    saved = {"layers_by_name": {"districts": {"modified": False}}}
+    start = (tmp_path / "districts.geojson").read_text()
+    assert _score(task, tmp_path, saved) == (0.0, False)  # the start state
+    path = tmp_path / "districts.geojson"
+    path.write_text(_with_area_field(tmp_path, field, unit["factor"]))
+    assert _score(task, tmp_path, saved) == (1.0, True)
+    assert _score(task, tmp_path, {"layers_by_name": {"districts": {"modified": True}}}) \
+        == (0.0, False)  # more edits left unsaved
+    path.write_text(_with_area_field(tmp_path, field, unit["wrong"]))
+    assert _score(task, tmp_path, saved) == (0.0, False)
+    # geometries shrunk, areas consistent with them: the districts are no longer the input's
+    path.write_text(start)
+    path.write_text(_with_area_field(tmp_path, field, unit["factor"], scale=0.5))
+    assert _score(task, tmp_path, saved) == (0.0, False)
+    path.write_text(_feature_collection("districts", [], 32633))
+    assert _score(task, tmp_path, saved) == (0.0, False)
+
+
+def _zonal_means(work: Path) -> dict[str, float]:
+    """Mean of the DEM cells whose centres lie in each (rectangular) district: computed here
+    from the files alone, independently of the generator's gold."""
+    z = tifffile.imread(work / "dem.tif").astype(np.float64)
+    ny, nx = z.shape
+    xc = 460000.0 + (np.arange(nx) + 0.5) * 100.0
+    yc = 5090000.0 + ny * 100.0 - (np.arange(ny) + 0.5) * 100.0
+    out = {}
+    for f in _features(work, "districts.geojson"):
+        ring = np.array(f["geometry"]["coordinates"][0])
+        cols = (xc > ring[:, 0].min()) & (xc < ring[:, 0].max())
+        rows = (yc > ring[:, 1].min()) & (yc < ring[:, 1].max())
+        out[f["properties"]["name"]] = float(z[np.ix_(rows, cols)].mean())
+    return out
+
+
+def test_zonal_stats_checks_the_means(tmp_path):
+    task = _staged("qgis/zonal-stats", 3, tmp_path)
+    out, field = task.params["out"], f"{task.params['prefix']}mean"
+    means = _zonal_means(tmp_path)
+    feats = _features(tmp_path, "districts.geojson")
+    for f in feats:
+        f["properties"][field] = means[f["properties"]["name"]]
+    (tmp_path / out).write_text(_feature_collection(Path(out).stem, feats, 32633))
+    assert _score(task, tmp_path) == (1.0, True)
+    for f in feats:
+        f["properties"][field] = task.gold["terrain"]["mean"]  # the whole DEM's mean
+    (tmp_path / out).write_text(_feature_collection(Path(out).stem, feats, 32633))
+    assert _score(task, tmp_path) == (0.0, False)
+    for f in feats:  # right means, on districts moved 1 km east
+        f["properties"][field] = means[f["properties"]["name"]]
+        f["geometry"]["coordinates"] = [[[x + 1000, y] for x, y in
+                                         f["geometry"]["coordinates"][0][:-1]]]
+    (tmp_path / out).write_text(_feature_collection(Path(out).stem, feats[1:], 32633))
+    assert _score(task, tmp_path) == (0.0, False)
+    for placeholder in (_feature_collection("x", [], 32633),
+                        (tmp_path / "districts.geojson").read_text()):
+        (tmp_path / out).write_text(placeholder)
+        assert _score(task, tmp_path) == (0.0, False)
+
+
+def _project(title: str, layers: list[tuple[str, str]]) -> str:
+    maplayers = "".join(
+        f"<maplayer type=\"vector\"><datasource>./{src}</datasource>"
+        f"<layername>{name}</layername><provider>ogr</provider></maplayer>"
+        for name, src in layers)
+    return (f"<qgis projectname=\"\" version=\"3.22.16\"><title>{title}</title>"
+            f"<projectlayers>{maplayers}</projectlayers></qgis>")
+
+
+def test_save_project_checks_title_and_layers(tmp_path):
+    task = _staged("qgis/save-project", 0, tmp_path)
+    path = tmp_path / f"{task.params['fname']}.qgz"
+    title = task.params["title"]
+    both = [("towns", "towns.geojson"), ("districts", "districts.geojson")]
+    path.write_bytes(_qgz(_project(title, both)))
+    assert _score(task, tmp_path) == (1.0, True)
+    path.write_bytes(_qgz(_project("", both)))
+    assert not _score(task, tmp_path)[1]
+    for bad in (_qgz(_project(title, [("towns", "a.geojson"), ("districts", "b.geojson")])),
+                _qgz(_project(title, [])), _project(title, both).encode(), b""):
+        path.write_bytes(bad)
+        assert _score(task, tmp_path) == (0.0, False)

@@ -1,17 +1,19 @@
 """Every QGIS task proven on the real program through the audit (oracle = 1.0, no-op = 0, each
-negative fails, no task's evaluator accepts another task's oracle state, F1 >= 0.99), plus the
+negative fails, every cheat scores 0, no task's evaluator accepts another task's oracle state,
+F1 >= 0.99), plus the
 adapter's own promises: the in-process file channel (state dump, scripts, errors reported with
 QGIS's traceback, the env still working afterwards, answers while a modal dialog is open),
 isolation between two envs, and resets that give identical first frames."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from audit_checks import audit_cases, check_case, check_cross
+from audit_checks import audit_cases, check_case, check_cheats, check_cross
 from conftest import REQUIRE_APPS, assert_dump_leaves_screen, step_until_changed
 from sciagent_gym.envs.qgis.adapter import ScriptError
 
@@ -20,8 +22,9 @@ from sciagent_gym.audit import audit_tool
 from sciagent_gym.tasks.oracle import await_window
 
 # A missing QGIS skips these tests, except under CI (SCIAGENT_REQUIRE_APPS=1), where it fails.
-# The audit (13 tasks, 4-5 episodes each, ~3 s a QGIS start) runs inside the first test.
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900),
+# The audit (14 tasks, 4-5 episodes each plus their cheats, ~3 s a QGIS start) runs inside the
+# first test: headroom for a loaded machine.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800),
               pytest.mark.skipif(shutil.which("qgis") is None and not REQUIRE_APPS,
                                  reason="qgis not installed (apt-get install qgis python3-qgis)")]
 SEEDS = (0,)
@@ -30,7 +33,7 @@ SPECS, CASES = audit_cases("qgis", SEEDS)
 
 @pytest.fixture(scope="module")
 def report():
-    return audit_tool("qgis", seeds=SEEDS)
+    return audit_tool("qgis", seeds=SEEDS, cheats=True)
 
 
 @pytest.mark.parametrize(("task_id", "case", "seed"), CASES)
@@ -38,8 +41,26 @@ def test_case(report, task_id, case, seed):
     check_case(report, SPECS, task_id, case, seed)
 
 
+@pytest.mark.parametrize("task_id", sorted(SPECS))
+def test_cheats_score_zero(report, task_id):
+    check_cheats(report, task_id)
+
+
+def _file_cheats_on_do_nothing_variants_left_out(report):
+    """The report without the file-writing cheats of a state-control variant whose right answer
+    is to do nothing (toggle-layer-visibility, seed 0).
+
+    The audit counts every cheat on such a variant as "should succeed", but the generic file
+    cheats take the protected inputs (the "input X unchanged" criteria) for outputs and
+    overwrite them, so they rightly fail and would show up as false negatives (F1 0.89).
+    check_cheats still holds them to their own rule; only the F1 leaves them out."""
+    keep = [c for c in report.cases
+            if not (c.is_cheat and c.noop_correct and c.case != "cheat:done-at-once")]
+    return dataclasses.replace(report, cases=keep)
+
+
 def test_cross_task_matrix_has_no_false_success(report):
-    check_cross(report, SPECS, SEEDS)
+    check_cross(_file_cheats_on_do_nothing_variants_left_out(report), SPECS, SEEDS)
 
 
 # --- the adapter on the real program ---------------------------------------------------------
@@ -87,13 +108,13 @@ def test_failing_request_reports_the_traceback_and_env_keeps_working(qgis_env):
 
 
 def test_cli_actions_are_refused_where_the_task_forbids_them(qgis_env):
-    """qgis/hide-layer must be solved in the GUI: run() does nothing and says why."""
+    """qgis/hide-layer is a gui task: run() does nothing and says why."""
     obs, info = qgis_env.reset(seed=0, options={"task": "qgis/hide-layer"})
-    assert info["allow_cli"] is False
+    assert info["modality"] == "gui"
     base = qgis_env.unwrapped
     marker = f"{base.provider.paths['work']}/ran.txt"
     obs2, reward, terminated, _, info = qgis_env.step(f'run("touch {marker}")')
-    assert info["action_error"] == "run() refused: this task does not allow CLI actions"
+    assert info["action_error"] == "run() refused: the task's modality is 'gui' (no shell)"
     assert not terminated and reward == 0.0 and obs2["terminal"] == obs["terminal"]
     assert base.provider.read_file(marker) is None
 

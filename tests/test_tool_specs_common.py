@@ -6,13 +6,17 @@ Tool-specific checks (data generators, gold values, getters on each format) stay
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 from sciagent_gym.tasks.spec import load_specs
-from sciagent_gym.tasks.task import sample_params
-from sciagent_gym.tools import discover, task_specs_root
+from sciagent_gym.tasks.task import Task, sample_params, split_of
+from sciagent_gym.tools import discover, load_adapter, task_specs_root
 
 TOOLS = sorted(discover())
 SPECS = {tool: load_specs(task_specs_root(), tool) for tool in TOOLS}
@@ -69,3 +73,84 @@ def test_params_are_deterministic_and_vary(tool, spec_id):
     sampled = [sample_params(spec, seed) for seed in range(20)]
     assert sampled == [sample_params(spec, seed) for seed in range(20)]
     assert len({repr(sorted(p.items())) for p in sampled}) > 1, "params never vary"
+
+
+# -- reward only for doing the task (issue 15) --------------------------------------------------
+
+# Getters and checks that say "a file is there", "the agent said DONE" or "this was not changed":
+# true of the start state or of an empty file, so never credit, only gates or penalties.
+NO_CREDIT_GETTERS = ("file_exists", "agent_status", "answer_given")
+NO_CREDIT_CHECKS = ("unchanged",)
+
+
+def _getter_name(criterion: dict) -> str:
+    getter = criterion["getter"]
+    return getter if isinstance(getter, str) else getter["fn"]
+
+
+def _check_name(criterion: dict) -> str:
+    check = criterion["check"]
+    return check if isinstance(check, str) else check["op"]
+
+
+@pytest.mark.parametrize(("tool", "spec_id"), ALL)
+def test_gates_and_existence_checks_carry_no_weight(tool, spec_id):
+    for crit in SPECS[tool][spec_id].evaluator:
+        weight = crit.get("weight", 1)
+        if crit.get("gate"):
+            assert weight == 0, f"gate {crit['name']!r} has weight {weight}"
+        if _getter_name(crit) in NO_CREDIT_GETTERS or _check_name(crit) in NO_CREDIT_CHECKS:
+            assert weight == 0, f"{crit['name']!r} credits existence/status ({weight})"
+
+
+@pytest.mark.parametrize(("tool", "spec_id"), ALL)
+def test_modality_is_declared_and_gui_oracles_use_no_shell_action(tool, spec_id):
+    spec = SPECS[tool][spec_id]
+    raw = json.loads(Path(spec.source).read_text())
+    assert "modality" in raw, "every task states its modality"
+    if spec.modality == "gui":
+        for steps in (spec.oracle, *spec.negatives.values()):
+            for step in _flat(steps):
+                action = step if isinstance(step, str) else step.get("action")
+                if isinstance(action, str):
+                    assert not re.match(r"\s*(computer\.)?(run|launch)\(", action), action
+                elif isinstance(action, dict):
+                    assert action.get("type") not in ("run", "launch"), action
+
+
+def _episode_key(spec, seed: int, tmp_path: Path) -> str:
+    """What an episode of this variant looks like to the agent: instruction and input bytes."""
+    work = tmp_path / f"{spec.slug}-{seed}"
+    task = Task(spec, seed, load_adapter(spec.tool).generators,
+                {"work": str(work), "home": "/home/user", "tmp": "/tmp"})
+    try:
+        task.stage(work)
+        digest = hashlib.sha256(task.instruction.encode())
+        for path in sorted(p for p in work.rglob("*") if p.is_file()):
+            digest.update(path.relative_to(work).as_posix().encode() + path.read_bytes())
+        return digest.hexdigest()
+    finally:
+        task.cleanup()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.parametrize(("tool", "spec_id"), ALL)
+def test_held_out_seeds_do_not_repeat_training_episodes(tool, spec_id, tmp_path):
+    """The first test-split variant differs from the first training ones (seeded data or
+    parameters): a fixed-data task would show the same episode in both splits. Four stagings
+    per task keep this cheap; a fixed-data task fails it with any two."""
+    spec = SPECS[tool][spec_id]
+    seeds = range(400)
+    test = [s for s in seeds if split_of(spec.id, s) == "test"][:1]
+    train = [s for s in seeds if split_of(spec.id, s) == "train"][:3]
+    train_keys = {_episode_key(spec, s, tmp_path) for s in train}
+    assert len(train_keys) == len(train), "training variants repeat each other"
+    assert not any(_episode_key(spec, s, tmp_path) in train_keys for s in test)
+
+
+def test_held_out_task_families_are_about_fifteen_percent():
+    heldout = [s for specs in SPECS.values() for s in specs.values() if s.heldout]
+    total = sum(len(specs) for specs in SPECS.values())
+    assert 0.1 <= len(heldout) / total <= 0.2
+    for tool, specs in SPECS.items():
+        assert 1 <= sum(s.heldout for s in specs.values()) < len(specs), tool

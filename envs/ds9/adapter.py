@@ -139,6 +139,9 @@ _FRESH_ALWAYS = [
     "-font [$ds9(info).physicalXLabel cget -font]}}}",
     # the button bar's first section, as at launch (XPA splits a line at ';': two commands)
     "tcl {set buttons(major,current) $ds9(buttons).file}", "tcl {MajorButton}",
+    # DS9's notes (an oracle reads a count it computed in DS9's Tcl back through them; an
+    # agent may type into them): empty, as at launch
+    "tcl {set ds9notes {}}",
 ]
 
 

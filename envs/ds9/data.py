@@ -238,14 +238,15 @@ def _peak_near(img: np.ndarray, x: float, y: float, r: int = 2) -> tuple[float, 
 def field(work_dir: Path, rng: np.random.Generator, path: str = "field.fits",
           target: dict | None = None, n_stars: int = 12, threshold: float | None = None,
           galaxy: dict | None = None, rank: int = 1,
-          keyword: str | None = None) -> dict[str, Any]:
+          keyword: str | None = None, reference: bool = False) -> dict[str, Any]:
     """A star field with a galaxy: Gaussian stars of known position and amplitude on a flat
     background with Gaussian noise, a TAN WCS and an observing header.
 
     ``target`` ({"ra", "dec"}) puts a medium-bright star at that sky position; ``galaxy``
     ({"ra", "dec"}) puts the galaxy there (else it is placed at random). With ``threshold``
     (a pixel value), no star's peak pixel lies within 12% of it and ``n_above`` counts the
-    stars whose peak pixel exceeds it.
+    stars whose peak pixel exceeds it. With ``reference``, gold "image" is the pixel array
+    (FITS row order), which the task keeps host-side to judge exported pictures by content.
     """
     wcs = field_wcs()
     ny, nx = SHAPE
@@ -337,7 +338,8 @@ def field(work_dir: Path, rng: np.random.Generator, path: str = "field.fits",
         "n_stars": len(stars), "stars": out_stars,
         "bright": by_peak[0], "second": by_peak[1], "faintest": by_peak[-1],
         "galaxy": {"x": gx, "y": gy, "ra": float(g_ra), "dec": float(g_dec), "peak": g_peak,
-                   "peak_x": g_px, "peak_y": g_py, "pa": g_pa},
+                   "peak_x": g_px, "peak_y": g_py, "pa": g_pa,
+                   "x_shifted": gx + 3.0},  # a crop 3 pixels off, for a negative
         "max": float(img.max()), "min": float(img.min()), "median": float(np.median(img)),
         "centre_value": float(img[ny // 2 - 1, nx // 2 - 1]),
         "header": header_values,
@@ -360,6 +362,11 @@ def field(work_dir: Path, rng: np.random.Generator, path: str = "field.fits",
         gold["n_above_with_galaxy"] = gold["n_above"] + int(g_peak > threshold)
         gold["n_above_background"] = sum(s["peak"] - BACKGROUND > threshold
                                          for s in out_stars)
+        # wrong answers of the right form for negatives (specs cannot do arithmetic)
+        gold["n_above_more"] = gold["n_above"] + 1
+        gold["n_above_fewer"] = gold["n_above"] - 1
+    if reference:
+        gold["image"] = img
     return gold
 
 

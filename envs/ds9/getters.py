@@ -5,14 +5,21 @@ Every missing or malformed input raises GetterError, which the evaluator turns i
 criterion. Region files are parsed by :mod:`sciagent_gym.envs.ds9.regions`; shapes in sky
 coordinates are converted to image pixels with the TAN WCS of the FITS file they belong to
 (read from the work directory with the numpy FITS reader of :mod:`.data`).
+
+Exported PNGs are judged by their content (:func:`ds9_png_content`): mapped back through the
+colour map to data levels and rank-correlated with the task's pixel data, a host-side gold copy
+(never the work directory's file), so a blank, uniform or unrelated picture of the right size
+fails.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from sciagent_gym.envs.ds9 import colormaps
 from sciagent_gym.envs.ds9.data import TanWCS, read_fits
 from sciagent_gym.envs.ds9.regions import PIXEL_SYSTEMS, RegionError, parse_regions
 
@@ -134,7 +141,10 @@ def ds9_pixel_offset(state: FinalState, x: float, y: float, what: str = "pan") -
 @register("png_colour")
 def png_colour(state: FinalState, path: str, key: str | None = None) -> Any:
     """An exported PNG's "width", "height", "mean_r"/"mean_g"/"mean_b" and "dominant" channel
-    ("red", "green", "blue", or "none" when no channel leads the others by 8 levels)."""
+    ("red", "green", "blue", or "none" when no channel leads the others by 8 levels).
+
+    Content-blind (a solid colour of the right size passes), so no task scores with it: exports
+    are judged by :func:`ds9_png_content`. Kept for diagnostics and the evaluator-limit tests."""
     data = read_bytes(state, path, _MAX_FITS_BYTES)
     if not data.startswith(b"\x89PNG\r\n\x1a\n"):
         raise GetterError(f"{path}: not a PNG file")
@@ -150,4 +160,101 @@ def png_colour(state: FinalState, path: str, key: str | None = None) -> Any:
     info = {"width": int(rgb.shape[1]), "height": int(rgb.shape[0]),
             "mean_r": float(means[0]), "mean_g": float(means[1]), "mean_b": float(means[2]),
             "dominant": dominant}
+    return pick_key(path, info, key)
+
+
+# --- exported PNGs by content ----------------------------------------------------------------
+
+#: Below this rank correlation a PNG is not a picture of the data: its colour fit, offset and
+#: the like are not reported (a solid colour on the right map must earn nothing).
+_PICTURE_MIN = 0.5
+
+
+def _png_rgb(state: FinalState, path: str) -> np.ndarray:
+    data = read_bytes(state, path, _MAX_FITS_BYTES)
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        raise GetterError(f"{path}: not a PNG file")
+    with open_image(data, path) as im:
+        try:
+            return np.asarray(im.convert("RGB"))
+        except (OSError, ValueError) as exc:
+            raise GetterError(f"{path}: cannot read the PNG: {exc}") from None
+
+
+def _reference(reference_path: str) -> np.ndarray:
+    """The gold pixel data (a host-side TIFF the task's generator wrote), FITS row order."""
+    import tifffile
+
+    ref = Path(str(reference_path))
+    if not ref.is_absolute() or not ref.is_file():
+        raise GetterError(f"reference {reference_path!r}: not an existing absolute host path")
+    return np.asarray(tifffile.imread(ref), float)
+
+
+def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rank correlation; 0.0 when either side is constant (no picture at all)."""
+    from scipy.stats import rankdata
+
+    ra, rb = rankdata(np.ravel(a)), rankdata(np.ravel(b))
+    if ra.std() == 0 or rb.std() == 0:
+        return 0.0
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def _best_cutout(levels: np.ndarray, ref: np.ndarray, x: float, y: float,
+                 search: int) -> tuple[float, float]:
+    """(correlation, offset in pixels) of the ``levels``-sized cut-out of ``ref`` that matches
+    best among those centred within ``search`` pixels of image pixel (x, y)."""
+    h, w = levels.shape
+    c0, r0 = int(round(x - w / 2 - 0.5)), int(round(y - h / 2 - 0.5))
+    best = (-1.0, math.inf)
+    for dr in range(-search, search + 1):
+        for dc in range(-search, search + 1):
+            r, c = r0 + dr, c0 + dc
+            if r < 0 or c < 0 or r + h > ref.shape[0] or c + w > ref.shape[1]:
+                continue
+            corr = rank_correlation(levels, ref[r:r + h, c:c + w])
+            if corr > best[0]:
+                best = (corr, math.hypot(dr, dc))
+    return best
+
+
+@register("ds9_png_content")
+def ds9_png_content(state: FinalState, path: str, reference_path: str,
+                    cmap: str | None = None, x: float | None = None, y: float | None = None,
+                    search: int = 2, key: str | None = None) -> Any:
+    """An exported PNG compared with the task's pixel data (``reference_path``: the gold array).
+
+    DS9 writes the top image row (highest y) first; the PNG is flipped back. Its pixels are
+    mapped to levels: through ``cmap`` (nearest position on the map's curve) or, without one,
+    as the mean of R, G and B. Keys: "size" [width, height]; "correlation", the rank correlation
+    of the levels with the data (any monotonic scale function or limits keep it near 1),
+    against the whole image, or with ``x``/``y`` against the best PNG-sized cut-out centred
+    within ``search`` pixels of image pixel (x, y); "offset" (pixels) of that cut-out's centre
+    from (x, y); "cmap_fit", the fraction of pixels on the map's curve. "offset" and "cmap_fit"
+    are None/0 unless the PNG is a picture of the data (correlation >= 0.5).
+    """
+    rgb = _png_rgb(state, path)
+    info: dict[str, Any] = {"width": int(rgb.shape[1]), "height": int(rgb.shape[0]),
+                            "size": [int(rgb.shape[1]), int(rgb.shape[0])],
+                            "correlation": 0.0, "offset": None, "cmap_fit": 0.0}
+    ref = _reference(reference_path)
+    fits_rows = rgb[::-1]
+    if cmap is not None:
+        try:
+            levels, dist = colormaps.invert(fits_rows, cmap)
+        except KeyError as exc:
+            raise GetterError(str(exc)) from None
+    else:
+        levels, dist = fits_rows.astype(float).mean(axis=2), None
+    if x is not None and y is not None:
+        if levels.shape[0] <= ref.shape[0] and levels.shape[1] <= ref.shape[1]:
+            corr, offset = _best_cutout(levels, ref, float(x), float(y), int(search))
+            info["correlation"], info["offset"] = corr, offset
+    elif levels.shape == ref.shape:
+        info["correlation"], info["offset"] = rank_correlation(levels, ref), 0.0
+    if info["correlation"] < _PICTURE_MIN:
+        info["offset"] = None
+    elif dist is not None:
+        info["cmap_fit"] = float(np.mean(dist <= colormaps.ON_MAP_DISTANCE))
     return pick_key(path, info, key)

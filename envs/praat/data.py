@@ -2,9 +2,12 @@
 
 Every generator takes ``(work_dir, rng, **args)``, writes its files into the task's working
 directory and returns gold values computed from the data it wrote. Speech is synthesised with
-``espeak-ng`` at a known pitch and speed; tones and vowels are made with numpy. Gold values that
-depend on Praat's analyses (pitch, formants) come from ``praat --run`` on the host over the same
-files (with a throw-away HOME), never from the sandbox.
+``espeak-ng`` at a known pitch and speed; tones and vowels are made with numpy. Every seed draws
+continuous values too (the speech's level and its leading and trailing silence, the tones'
+pitches, the vowels' F0 and noise), so no two seeds share an input and a held-out ``test``
+episode never repeats a ``train`` one. Gold values that depend on Praat's analyses (pitch,
+formants, resampling) come from ``praat --run`` on the host over the same files (with a
+throw-away HOME), never from the sandbox.
 """
 
 from __future__ import annotations
@@ -50,18 +53,25 @@ def read_wav(path: Path) -> tuple[np.ndarray, int, int]:
 
 
 def intensity_db(samples: np.ndarray) -> float:
-    """Praat's Sound: Get intensity (dB): 10 log10 of the mean square over (2e-5 Pa)^2."""
-    return float(10 * np.log10(np.mean(np.square(samples)) / P_REF**2))
+    """Praat's Sound: Get intensity (dB): 10 log10 of the mean square over (2e-5 Pa)^2
+    (-inf for silence, where Praat says "undefined")."""
+    with np.errstate(divide="ignore"):
+        return float(10 * np.log10(np.mean(np.square(samples)) / P_REF**2))
 
 
 def praat_run(script: str, *args: Any) -> list[str]:
     """Run a Praat script headless on the host; returns its Info lines."""
     with tempfile.TemporaryDirectory(prefix="sciagent-praat-gold-") as home:
-        path = Path(home) / "gold.praat"
-        path.write_text(script)
-        res = subprocess.run(["praat", "--run", str(path), *map(str, args)],
-                             capture_output=True, text=True, timeout=120,
-                             env={**os.environ, "HOME": home})
+        return _praat_run_in(Path(home), script, *args)
+
+
+def _praat_run_in(home: Path, script: str, *args: Any) -> list[str]:
+    """``praat --run`` with ``home`` as HOME (where a script may also leave files)."""
+    path = home / "gold.praat"
+    path.write_text(script)
+    res = subprocess.run(["praat", "--run", str(path), *map(str, args)],
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "HOME": str(home)})
     if res.returncode != 0:
         raise RuntimeError(f"praat --run failed: {res.stderr.strip() or res.stdout.strip()}")
     return res.stdout.split()
@@ -89,11 +99,27 @@ writeInfoLine: a, " ", b, " ", c, " ", d
 """
 
 
+def _level_gain(samples: np.ndarray, rng: np.random.Generator, avoid_db: float | None) -> float:
+    """A random gain for the synthesised speech: its peak lands at 0.25-0.9, or, with
+    ``avoid_db``, its intensity 3-8 dB above or below that level (never on it, so an unscaled
+    copy cannot pass as a sound scaled to ``avoid_db``) while the peak stays below 0.99."""
+    peak = float(np.abs(samples).max())
+    if avoid_db is None:
+        return float(rng.uniform(0.25, 0.9)) / peak
+    offset = float(rng.uniform(3.0, 8.0)) * (1 if rng.random() < 0.5 else -1)
+    gain = 10 ** ((avoid_db + offset - intensity_db(samples)) / 20)
+    if gain * peak > 0.99:  # louder would clip: go the other way
+        gain = 10 ** ((avoid_db - abs(offset) - intensity_db(samples)) / 20)
+    return gain
+
+
 def speech(work: Path, rng: np.random.Generator, path: str, pitch: int = 50,
            speed: int = 150, sentence: int | None = None, t1: float = 0.0, t2: float = 0.0,
-           floor: float = 75.0, ceiling: float = 600.0) -> dict[str, Any]:
+           floor: float = 75.0, ceiling: float = 600.0, avoid_db: float | None = None
+           ) -> dict[str, Any]:
     """A spoken English sentence (espeak-ng, voice en-us, 22050 Hz) at ``pitch`` 0-99 and
-    ``speed`` words a minute; the sentence is drawn with ``rng`` unless given.
+    ``speed`` words a minute; the sentence is drawn with ``rng`` unless given, and so are its
+    level (see :func:`_level_gain`) and 0.05-0.35 s of silence before and after it.
 
     Gold: duration, sampling_frequency, intensity_db (as Praat computes it), and Praat's
     pitch means with ``floor``-``ceiling``: mean_f0 over ``t1``-``t2`` (whole file when both
@@ -103,7 +129,10 @@ def speech(work: Path, rng: np.random.Generator, path: str, pitch: int = 50,
     text = SENTENCES[int(rng.integers(len(SENTENCES))) if sentence is None else sentence]
     target = work / path
     _espeak(target, text, pitch, speed)
-    samples, rate, _ = read_wav(target)
+    spoken, rate, _ = read_wav(target)
+    before, after = (np.zeros(int(rng.uniform(0.05, 0.35) * rate)) for _ in range(2))
+    padded = np.concatenate([before, spoken, after])
+    samples = write_wav(target, _level_gain(padded, rng, avoid_db) * padded, rate)
     duration = len(samples) / rate
     if t2 > duration:
         raise ValueError(f"segment end {t2} s is past the end of the speech ({duration:.2f} s)")
@@ -136,6 +165,7 @@ def tones(work: Path, rng: np.random.Generator, names: list[str], order: list[st
     Gold: each file's duration, the total duration and the concatenated samples.
     """
     freqs = rng.permutation(np.array([220.0, 330.0, 440.0, 550.0, 660.0, 880.0]))
+    freqs = freqs * rng.uniform(0.97, 1.03, len(freqs))  # no two seeds share a tone
     read: dict[str, np.ndarray] = {}
     durations = {}
     for name, freq in zip(names, freqs, strict=False):
@@ -176,10 +206,28 @@ def glottal_pulses(f0: float, rate: int, n: int) -> np.ndarray:
     return idx[idx < n]
 
 
+def _draw_formants(rng: np.random.Generator, first: str, second: str
+                   ) -> dict[str, tuple[float, float, float]]:
+    """F1, F2, F3 for the two vowels (see :func:`vowels`)."""
+    f1_first = float(rng.uniform(250, 850))
+    f1_second = f1_first
+    while abs(f1_second - f1_first) < 150:
+        f1_second = float(rng.uniform(250, 850))
+    out = {}
+    for vowel, f1 in ((first, f1_first), (second, f1_second)):
+        f2, f3 = np.array(_VOWELS[vowel][1:]) * rng.uniform(0.95, 1.05, 2)
+        out[vowel] = (f1, max(float(f2), f1 + 350), float(f3))
+    return out
+
+
 def vowels(work: Path, rng: np.random.Generator, path: str, first: str, second: str,
            at: float, rate: int = 11025) -> dict[str, Any]:
     """Two synthetic vowels, 0.5 s each (a glottal pulse train at 110-130 Hz through three
     formant resonators), ``first`` then ``second``.
+
+    Each vowel's F1 is drawn from 250-850 Hz (the two at least 150 Hz apart), its F2 and F3
+    around the vowel's textbook values (within 5 %, F2 at least 350 Hz above F1), so that no
+    constant answer is often right (with textbook formants one was right in 2 of 5 episodes).
 
     Gold: Praat's F1 and F2 (Formant (burg) with the standard settings) at time ``at`` and F1
     at the same place in the other vowel, plus the F1 the vowel was synthesised with.
@@ -187,13 +235,14 @@ def vowels(work: Path, rng: np.random.Generator, path: str, first: str, second: 
     from scipy.signal import lfilter
 
     f0 = float(rng.uniform(110, 130))
+    formants = _draw_formants(rng, first, second)
     pieces = []
     for vowel in (first, second):
         n = int(0.5 * rate)
         src = np.zeros(n)
         src[glottal_pulses(f0, rate, n)] = 1.0
         src = lfilter([1.0], [1.0, -0.97], src)  # glottal roll-off
-        for freq, bw in zip(_VOWELS[vowel], (80, 100, 150), strict=True):
+        for freq, bw in zip(formants[vowel], (80, 100, 150), strict=True):
             r = np.exp(-np.pi * bw / rate)
             theta = 2 * np.pi * freq / rate
             src = lfilter([1 - r], [1, -2 * r * np.cos(theta), r * r], src)
@@ -204,10 +253,41 @@ def vowels(work: Path, rng: np.random.Generator, path: str, first: str, second: 
     other = at + 0.5 if at < 0.5 else at - 0.5
     f1, f2, f1_other = (float(v) for v in praat_run(_FORMANT_GOLD, work / path, at, other)[:3])
     return {"f1": f1, "f2": f2, "f1_other": f1_other,
-            "f1_synth": float(_VOWELS[first if at < 0.5 else second][0]), "f0": f0}
+            "f1_synth": float(formants[first if at < 0.5 else second][0]), "f0": f0}
+
+
+_RESAMPLE_GOLD = """form gold
+  sentence path
+  real rate
+  sentence out
+endform
+Read from file: path$
+Resample: rate, 50
+Save as WAV file: out$
+"""
+
+
+def resampled(work: Path, rng: np.random.Generator, source: str, rate: int) -> dict[str, Any]:
+    """The WAV ``source`` resampled to ``rate`` Hz by Praat itself (Resample, precision 50,
+    run headless on the host), as a reference array.
+
+    Praat's own output is the reference because its sample grid has quirks a textbook
+    resampler misses (a downsampled sound's first sample sits half a new sample in, an
+    upsampling by exactly 2 keeps the old grid): scipy's resample_poly correlates only 0.956
+    with it at 8000 Hz. Gold: the array, its duration and number of samples.
+    """
+    with tempfile.TemporaryDirectory(prefix="sciagent-praat-gold-") as home:
+        out = Path(home) / "resampled.wav"
+        _praat_run_in(Path(home), _RESAMPLE_GOLD, work / source, rate, out)
+        samples, got_rate, _ = read_wav(out)
+    if got_rate != int(rate):
+        raise RuntimeError(f"Praat resampled to {got_rate} Hz, not {rate} Hz")
+    return {"duration": len(samples) / got_rate, "n_samples": len(samples),
+            "array": samples[None, :].astype(np.float32)}
 
 
 GENERATORS = {
+    "resampled": resampled,
     "speech": speech,
     "segment": segment,
     "tones": tones,

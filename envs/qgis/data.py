@@ -106,7 +106,9 @@ def towns(work: Path, rng: np.random.Generator, path: str = "towns.geojson", n: 
     The populations include ``threshold`` itself once, so "greater than" and "at least" select
     different sets. Gold: n, names, names_gt / count_gt (population > threshold), names_ge /
     count_ge, names_in_category / count_in_category (for ``category``), values (distinct values
-    of ``field``), rows (name, x, y in ``target``) and rows_other (in the other projection).
+    of ``field``), rows (name, x, y in ``target``), rows_other (in the other projection),
+    rows_lonlat, attr_rows (every attribute of every town) and rows_in_category (attributes
+    plus lon/lat of the towns of ``category``), so exports can be compared by content.
     """
     names = unique_names(rng, n)
     lon = np.round(rng.uniform(14.2, 15.8, n), 5)
@@ -130,6 +132,8 @@ def towns(work: Path, rng: np.random.Generator, path: str = "towns.geojson", n: 
     other = "EPSG:3857" if target != "EPSG:3857" else "EPSG:32633"
     x, y = project_points(lon, lat, target)
     xo, yo = project_points(lon, lat, other)
+    attrs = [{"name": names[i], "category": cats[i], "region": regions[i],
+              "population": pop[i]} for i in range(n)]
     return {"n": n, "names": sorted(names), "names_gt": gt, "count_gt": len(gt),
             "names_ge": ge, "count_ge": len(ge), "names_in_category": in_cat,
             "count_in_category": len(in_cat),
@@ -139,7 +143,10 @@ def towns(work: Path, rng: np.random.Generator, path: str = "towns.geojson", n: 
             "rows_other": [{"name": names[i], "x": float(xo[i]), "y": float(yo[i])}
                            for i in range(n)],
             "rows_lonlat": [{"name": names[i], "x": float(lon[i]), "y": float(lat[i])}
-                            for i in range(n)]}
+                            for i in range(n)],
+            "attr_rows": attrs,
+            "rows_in_category": [{**attrs[i], "x": float(lon[i]), "y": float(lat[i])}
+                                 for i in range(n) if cats[i] == category]}
 
 
 def sites_csv(work: Path, rng: np.random.Generator, path: str = "sites.csv", n: int = 15,

@@ -184,10 +184,20 @@ def _authid(elem: ET.Element | None) -> str | None:
     return node.text.strip() if node is not None and node.text else None
 
 
+def source_file(datasource: str) -> str:
+    """The file name a layer's data source points at: ``./towns.geojson|layername=towns`` or
+    ``file:///w/sites.csv?type=csv&...`` -> ``towns.geojson`` / ``sites.csv``, so a saved
+    project can be checked for holding the task's own data, whatever path form QGIS chose."""
+    path = datasource.split("|", 1)[0]
+    if path.startswith("file:"):
+        path = path[5:].split("?", 1)[0]
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
 def parse_project(data: bytes, label: str = "project") -> dict[str, Any]:
     """A QGIS project (.qgz zip or .qgs XML): {"title", "crs", "version", "n_layers",
-    "layer_names", "layers": [{"name", "type", "provider", "source", "crs"}],
-    "visible_layers"}."""
+    "layer_names", "layers": [{"name", "type", "provider", "source", "file", "crs"}],
+    "sources" (the layers' file names, sorted), "visible_layers"}."""
     if data[:2] == b"PK":
         check_zip(data, label)
         try:
@@ -215,22 +225,28 @@ def parse_project(data: bytes, label: str = "project") -> dict[str, Any]:
         title = root.get("projectname", "")
     layers = []
     for ml in root.iterfind("./projectlayers/maplayer"):
+        source = (ml.findtext("datasource") or "").strip()
         layers.append({"name": (ml.findtext("layername") or "").strip(),
                        "type": ml.get("type"), "provider": (ml.findtext("provider") or "").strip(),
-                       "source": (ml.findtext("datasource") or "").strip(),
+                       "source": source, "file": source_file(source),
                        "crs": _authid(ml.find("srs"))})
     visible = [n.get("name") for n in root.iter("layer-tree-layer")
                if n.get("checked") == "Qt::Checked"]
     return {"title": title.strip(), "crs": _authid(root.find("projectCrs")),
             "version": root.get("version"), "n_layers": len(layers),
             "layer_names": [item["name"] for item in layers], "layers": layers,
-            "visible_layers": visible}
+            "sources": sorted(item["file"] for item in layers), "visible_layers": visible}
 
 
 @register("qgis_project")
 def qgis_project(state: FinalState, path: str, key: str | None = None) -> Any:
-    """A saved project as parsed by :func:`parse_project`, or one dotted ``key`` of it."""
-    return pick_key(path, parse_project(read_bytes(state, path, _MAX_PROJECT), path), key)
+    """A saved project as parsed by :func:`parse_project`, or one dotted ``key`` of it.
+
+    QGIS always writes a ``.qgz`` as a zip: XML under that name was not saved by QGIS."""
+    data = read_bytes(state, path, _MAX_PROJECT)
+    if path.lower().endswith(".qgz") and data[:2] != b"PK":
+        raise GetterError(f"{path}: not a zip archive, so not a project QGIS saved as .qgz")
+    return pick_key(path, parse_project(data, path), key)
 
 
 @register("qgis_geojson_deviation")

@@ -44,7 +44,7 @@ def _renderer(layer):
 
 def _labels(layer):
     out = {"enabled": bool(layer.labelsEnabled()), "field": None, "is_expression": False,
-           "size": None}
+           "size": None, "size_unit": None}
     labeling = layer.labeling()
     if labeling is not None and hasattr(labeling, "settings"):
         try:
@@ -52,6 +52,7 @@ def _labels(layer):
             out["field"] = s.fieldName
             out["is_expression"] = bool(s.isExpression)
             out["size"] = round(s.format().size(), 3)
+            out["size_unit"] = QgsUnitTypes.encodeUnit(s.format().sizeUnit())
         except Exception:
             pass
     return out

@@ -56,13 +56,19 @@ class Cheat:
 # -- what the evaluator reads -------------------------------------------------------------------
 
 def output_paths(criteria: Sequence[Criterion]) -> list[str]:
-    """Work-relative file names the criteria read (getter parameters that look like paths)."""
+    """Work-relative file names the criteria read (getter parameters that look like paths).
+
+    Protected inputs (read only by "unchanged" checks) are not outputs: overwriting them can
+    only fail the episode, so a cheat that did would test nothing but that rule."""
     seen: dict[str, None] = {}
     for c in criteria:
         for value in _strings(c.getter_params):
             if _PATH_LIKE.match(value) and ".." not in Path(value).parts:
                 seen.setdefault(value, None)
-    return list(seen)
+    protected = {v for c in criteria if c.check == "unchanged" for v in _strings(c.getter_params)}
+    read_otherwise = {v for c in criteria if c.check != "unchanged"
+                      for v in _strings(c.getter_params)}
+    return [p for p in seen if p not in protected or p in read_otherwise]
 
 
 def _strings(obj: Any) -> Iterable[str]:

@@ -268,7 +268,7 @@ class SciGUIEnv(gym.Env):
         info = {"task_id": task_id, "variant": variant, "split": split_of(task_id, variant),
                 "instruction": self.task.instruction,
                 "difficulty": self.task.spec.difficulty, "max_steps": self.max_steps,
-                "modality": self.modality, "allow_cli": self.cli_allowed,
+                "modality": self.modality, "cli_allowed": self.cli_allowed,
                 "timings": Timings(provider.last_reset_timings)}
         if self.expose_state:
             self._expose_state(info)

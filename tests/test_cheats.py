@@ -49,6 +49,22 @@ def test_outputs_are_the_paths_the_criteria_read():
     assert output_paths(crits) == ["out/figure.png", "results.csv"]
 
 
+def test_protected_inputs_are_not_outputs(start):
+    """A state-control variant whose answer is to leave things as they are: its only files are
+    protected inputs, so no file cheat is made (overwriting one can only fail, which would
+    read as a false negative in the audit's cross matrix)."""
+    protect = {"getter": {"fn": "file_sha256", "path": "project.qgs"},
+               "check": {"op": "unchanged", "expected_sha256": "0" * 64}, "weight": 0}
+    crits = criteria(protect, {"getter": "agent_status",
+                               "check": {"op": "equals", "expected": "done"}})
+    assert output_paths(crits) == []
+    assert [c.name for c in generic_cheats(crits, start)] == ["done-at-once"]
+    # an input that another criterion also reads stays a candidate
+    crits = criteria(protect, {"getter": {"fn": "file_text", "path": "project.qgs"},
+                               "check": "is_true"})
+    assert output_paths(crits) == ["project.qgs"]
+
+
 def test_catalogue_covers_empty_placeholders_copies_and_answers(start):
     crits = _sized_criteria()
     cheats = {c.name: c for c in generic_cheats(crits, start)}

@@ -260,21 +260,13 @@ def test_region_getters_error_paths(field_state):
 
 
 def test_png_and_state_getters(tmp_path):
-    from PIL import Image
 
-    rgb = np.zeros((30, 40, 3), np.uint8)
-    rgb[..., 0] = 200
-    Image.fromarray(rgb).save(tmp_path / "red.png")
-    Image.fromarray(np.full((5, 5), 90, np.uint8)).save(tmp_path / "grey.png")
     (tmp_path / "fake.png").write_bytes(b"\x89PNG\r\n\x1a\nbroken")
     (tmp_path / "text.png").write_text("hello")
     state = FinalState(work_dir=tmp_path)
-    info = GETTERS["png_colour"](state, "red.png")
-    assert (info["width"], info["height"], info["dominant"]) == (40, 30, "red")
-    assert GETTERS["png_colour"](state, "grey.png", key="dominant") == "none"
     for name in ("fake.png", "text.png", "none.png"):
         with pytest.raises(GetterError):
-            GETTERS["png_colour"](state, name)
+            GETTERS["ds9_png_content"](state, name, reference_path="/nonexistent/gold.npy")
     with pytest.raises(GetterError, match="unavailable"):
         GETTERS["ds9_sky_offset"](state, 150.0, 2.0)
     app = {"pan": {"fk5": [150.0, 2.0], "image": [10.0, 10.0]}, "crop": {"image": None}}

@@ -164,7 +164,7 @@ def test_tiff_page_loops_and_page_floods_are_refused(tmp_path):
 
 @pytest.mark.parametrize(("getter", "params"), [
     ("image_info", {}),
-    ("png_colour", {}),
+    ("ds9_png_content", {"reference_path": "/nonexistent/gold.npy"}),
     ("pymol_figure", {"reference_path": "/nonexistent/gold.tif"}),
 ])
 def test_png_with_huge_declared_size_is_refused_by_every_image_getter(tmp_path, getter, params):

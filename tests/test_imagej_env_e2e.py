@@ -234,7 +234,7 @@ def test_gui_modality_refuses_the_shell():
     env = gym.make("SciGUI-ImageJ-v0", task="count-nuclei", modality="gui", pool_size=0)
     try:
         _, info = env.reset(seed=0)
-        assert info["modality"] == "gui" and info["allow_cli"] is False
+        assert info["modality"] == "gui" and info["cli_allowed"] is False
         *_, info = env.step('run("touch marker")')
         assert "run() refused: the task's modality is 'gui'" in info["action_error"]
         *_, info = env.step({"type": "launch", "command": "touch marker2"})

@@ -7,7 +7,6 @@ isolation between two envs, and resets that give identical first frames."""
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 
 import gymnasium as gym
@@ -46,21 +45,8 @@ def test_cheats_score_zero(report, task_id):
     check_cheats(report, task_id)
 
 
-def _file_cheats_on_do_nothing_variants_left_out(report):
-    """The report without the file-writing cheats of a state-control variant whose right answer
-    is to do nothing (toggle-layer-visibility, seed 0).
-
-    The audit counts every cheat on such a variant as "should succeed", but the generic file
-    cheats take the protected inputs (the "input X unchanged" criteria) for outputs and
-    overwrite them, so they rightly fail and would show up as false negatives (F1 0.89).
-    check_cheats still holds them to their own rule; only the F1 leaves them out."""
-    keep = [c for c in report.cases
-            if not (c.is_cheat and c.noop_correct and c.case != "cheat:done-at-once")]
-    return dataclasses.replace(report, cases=keep)
-
-
 def test_cross_task_matrix_has_no_false_success(report):
-    check_cross(_file_cheats_on_do_nothing_variants_left_out(report), SPECS, SEEDS)
+    check_cross(report, SPECS, SEEDS)
 
 
 # --- the adapter on the real program ---------------------------------------------------------

@@ -53,9 +53,10 @@ def server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def remote_env(server):
     # This server runs commands as its own user (no --agent-user): not isolated, so CLI
-    # actions need the development switch.
+    # actions need the development switch; the ImageJ tasks are GUI-only, so the shell is
+    # opened for this module with the modality override.
     env = gym.make("SciGUI-ImageJ-v0", provider="remote", url=server["url"],
-                   token=server["token"], allow_unsafe_cli=True)
+                   token=server["token"], allow_unsafe_cli=True, modality="gui+cli")
     yield env
     env.close()
 

@@ -138,31 +138,6 @@ def ds9_pixel_offset(state: FinalState, x: float, y: float, what: str = "pan") -
     return math.hypot(pos[0] - x, pos[1] - y)
 
 
-@register("png_colour")
-def png_colour(state: FinalState, path: str, key: str | None = None) -> Any:
-    """An exported PNG's "width", "height", "mean_r"/"mean_g"/"mean_b" and "dominant" channel
-    ("red", "green", "blue", or "none" when no channel leads the others by 8 levels).
-
-    Content-blind (a solid colour of the right size passes), so no task scores with it: exports
-    are judged by :func:`ds9_png_content`. Kept for diagnostics and the evaluator-limit tests."""
-    data = read_bytes(state, path, _MAX_FITS_BYTES)
-    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
-        raise GetterError(f"{path}: not a PNG file")
-    with open_image(data, path) as im:
-        try:
-            rgb = np.asarray(im.convert("RGB"))
-        except (OSError, ValueError) as exc:
-            raise GetterError(f"{path}: cannot read the PNG: {exc}") from None
-    means = rgb.reshape(-1, 3).mean(axis=0, dtype=np.float64)
-    order = np.argsort(means)[::-1]
-    dominant = ("red", "green", "blue")[int(order[0])] \
-        if means[order[0]] - means[order[1]] >= 8 else "none"
-    info = {"width": int(rgb.shape[1]), "height": int(rgb.shape[0]),
-            "mean_r": float(means[0]), "mean_g": float(means[1]), "mean_b": float(means[2]),
-            "dominant": dominant}
-    return pick_key(path, info, key)
-
-
 # --- exported PNGs by content ----------------------------------------------------------------
 
 #: Below this rank correlation a PNG is not a picture of the data: its colour fit, offset and

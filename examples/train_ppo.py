@@ -3,12 +3,16 @@
 The task is ``ds9/toggle-colorbar`` (after StaR): the colour bar starts on or off at random and
 the instruction asks for on or off, so in half the variants the right answer is to click
 nothing and say DONE. The policy sees a small grey screenshot plus the instruction's words
-(hashed into a few bits) and picks one of three GUI operations: toggle the colour bar (the
-button bar's 'view' then 'colorbar' buttons), toggle the magnifier (a wrong move: the task says
-change nothing else) or DONE. Reward is 1 for a successful episode and 0 otherwise.
+(hashed into a few bits) and picks one of four GUI operations: toggle the colour bar (the
+button bar's 'view' then 'colorbar' buttons), toggle the coordinate grid ('analysis' then
+'grid'), toggle the magnifier (a wrong move: the task says change nothing else) or DONE.
+Reward is 1 for a successful episode and 0 otherwise.
 
 It trains on the ``train`` split, then plays the learned policy and a uniform random policy on
-the same held-out ``test`` variants, and saves a learning curve::
+the same held-out ``test`` variants and on the held-out task family ``ds9/toggle-grid``
+(``split="heldout-tasks"``: never drawn in training; the same kind of decision on another
+toggle, with the grid operation the policy was never rewarded for), and saves a learning
+curve::
 
     python examples/train_ppo.py --out ppo-out           # 26 min of training, 28 in all
     python examples/train_ppo.py --timesteps 32 --eval-episodes 2    # a smoke run
@@ -35,20 +39,22 @@ import sciagent_gym  # noqa: F401  (registers SciGUI-* ids)
 from sciagent_gym.wrappers import ScreenshotObservation, TargetActions
 
 TASK = "ds9/toggle-colorbar"
+HELDOUT_TASK = "ds9/toggle-grid"  # a held-out task family (its spec says "heldout": true)
 # Button bar of DS9's main window at its launch geometry: 'view' opens the view section, whose
-# 'colorbar' and 'magnifier' buttons are check buttons.
+# 'colorbar' and 'magnifier' buttons are check buttons; 'analysis' opens the one with 'grid'.
 TARGETS = {"toggle colour bar": [(168, 207), (665, 233)],
+           "toggle grid": [(880, 207), (164, 233)],
            "toggle magnifier": [(168, 207), (318, 233)]}
 OBS_SIZE = (96, 60)
 WORD_BITS = 32
 
 
-def make_env(split: str, max_steps: int, soft_reset: int = 50) -> gym.Env:
-    """The wrapped env: three discrete GUI operations in, small grey frame + words out.
+def make_env(split: str, max_steps: int, soft_reset: int = 50, task: str = TASK) -> gym.Env:
+    """The wrapped env: four discrete GUI operations in, small grey frame + words out.
 
     DS9 keeps running between episodes (``soft_reset``): the adapter restores it in place,
     which is ~3x faster than restarting it, and restarts it every ``soft_reset`` episodes."""
-    env = gym.make("SciGUI-DS9-v0", task=TASK, split=split, reward="binary",
+    env = gym.make("SciGUI-DS9-v0", task=task, split=split, reward="binary",
                    max_steps=max_steps, pool_size=0 if soft_reset else 1,
                    soft_reset=soft_reset)
     env = TargetActions(env, TARGETS)
@@ -69,8 +75,9 @@ def evaluate(env: gym.Env, policy, episodes: int, first_seed: int) -> list[bool]
     return out
 
 
-def plot_curve(path: Path, curve: list[tuple[int, float]], window: int, ppo_test: float,
-               random_test: float) -> None:
+def plot_curve(path: Path, curve: list[tuple[int, float]], window: int,
+               levels: dict[str, float]) -> None:
+    """The training success rate (moving mean) with each evaluation's rate as a level line."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -84,9 +91,9 @@ def plot_curve(path: Path, curve: list[tuple[int, float]], window: int, ppo_test
         smooth = np.convolve(wins, kernel, mode="valid")
         ax.plot(steps[len(steps) - len(smooth):], smooth,
                 label=f"training episodes (mean of {len(kernel)})")
-    ax.axhline(ppo_test, color="tab:green", linestyle="--", label=f"PPO on test: {ppo_test:.2f}")
-    ax.axhline(random_test, color="tab:red", linestyle=":",
-               label=f"random on test: {random_test:.2f}")
+    styles = [("tab:green", "--"), ("tab:red", ":"), ("tab:purple", "-."), ("tab:grey", ":")]
+    for (label, value), (colour, style) in zip(levels.items(), styles, strict=False):
+        ax.axhline(value, color=colour, linestyle=style, label=f"{label}: {value:.2f}")
     ax.set_xlabel("environment steps")
     ax.set_ylabel("success rate")
     ax.set_ylim(-0.02, 1.02)
@@ -151,16 +158,22 @@ def main(argv: list[str] | None = None) -> dict:
         (args.out / "curve.json").write_text(json.dumps(callback.curve))  # before evaluating
     train_seconds = time.monotonic() - t0
 
-    # Held-out variants: the test split, the same seeds for both policies.
-    test = make_env("test", args.max_steps)
+    # Held-out variants (the test split) and a held-out task family, the same seeds for both
+    # policies.
     rng = np.random.default_rng(args.seed)
-    try:
-        ppo = evaluate(test, lambda o: int(model.predict(o, deterministic=True)[0]),
-                       args.eval_episodes, 10_000)
-        rand = evaluate(test, lambda o: int(rng.integers(test.action_space.n)),
-                        args.eval_episodes, 10_000)
-    finally:
-        test.close()
+    rates: dict[str, float] = {}
+    for name, split, task in (("test", "test", TASK),
+                              ("held-out task", "heldout-tasks", HELDOUT_TASK)):
+        env = make_env(split, args.max_steps, task=task)
+        try:
+            ppo = evaluate(env, lambda o: int(model.predict(o, deterministic=True)[0]),
+                           args.eval_episodes, 10_000)
+            rand = evaluate(env, lambda o, n=env.action_space.n: int(rng.integers(n)),
+                            args.eval_episodes, 10_000)
+        finally:
+            env.close()
+        rates[f"PPO on {name}"] = float(np.mean(ppo))
+        rates[f"random on {name}"] = float(np.mean(rand))
     metrics = {
         "task": TASK, "timesteps": int(model.num_timesteps), "n_envs": args.n_envs,
         "train_minutes": round(train_seconds / 60, 2),
@@ -168,12 +181,14 @@ def main(argv: list[str] | None = None) -> dict:
         "train_success_last_50": (float(np.mean([w for _, w in callback.curve[-50:]]))
                                   if callback.curve else None),
         "test_episodes": args.eval_episodes,
-        "ppo_test_success": float(np.mean(ppo)), "random_test_success": float(np.mean(rand)),
+        "ppo_test_success": rates["PPO on test"], "random_test_success": rates["random on test"],
+        "heldout_task": HELDOUT_TASK,
+        "ppo_heldout_task_success": rates["PPO on held-out task"],
+        "random_heldout_task_success": rates["random on held-out task"],
     }
     (args.out / "metrics.json").write_text(json.dumps(
         {**metrics, "curve": callback.curve}, indent=2))
-    plot_curve(args.out / "learning_curve.png", callback.curve, 50,
-               metrics["ppo_test_success"], metrics["random_test_success"])
+    plot_curve(args.out / "learning_curve.png", callback.curve, 50, rates)
     print(json.dumps(metrics, indent=2))
     return metrics
 

@@ -31,7 +31,7 @@ from sciagent_gym.processes import owned_tempdir
 from sciagent_gym.providers.safe_fs import freeze_copy
 from sciagent_gym.spaces import UnicodeText, action_to_dict, make_action_space
 from sciagent_gym.tasks.spec import CLI_MODALITIES, MODALITIES, TaskSpec, load_specs
-from sciagent_gym.tasks.task import HELDOUT_SPLIT, SPLITS, Task, split_of
+from sciagent_gym.tasks.task import HELDOUT_SPLIT, SPLITS, Task, episode_split, split_of
 from sciagent_gym.timings import Timings
 from sciagent_gym.tools import load_adapter, task_specs_root
 
@@ -265,7 +265,8 @@ class SciGUIEnv(gym.Env):
         self._criteria = self.task.criteria()
         self._progress = self._cheap_score() if self.reward_mode == "dense" else 0.0
         self._prefetch(seed, options)
-        info = {"task_id": task_id, "variant": variant, "split": split_of(task_id, variant),
+        info = {"task_id": task_id, "variant": variant,
+                "split": episode_split(self.task.spec, variant),
                 "instruction": self.task.instruction,
                 "difficulty": self.task.spec.difficulty, "max_steps": self.max_steps,
                 "modality": self.modality, "cli_allowed": self.cli_allowed,

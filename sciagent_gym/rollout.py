@@ -147,9 +147,9 @@ class _RecordingEnv(gym.Wrapper):
 
 
 def info_split(base) -> str:
-    from sciagent_gym.tasks.task import split_of
+    from sciagent_gym.tasks.task import episode_split
 
-    return split_of(base.task.id, base.task.seed)
+    return episode_split(base.task.spec, base.task.seed)
 
 
 def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,

@@ -13,7 +13,7 @@ import sciagent_gym  # noqa: F401
 from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, evaluate
 from sciagent_gym.evaluation.units import convert, lookup, unit_at
 from sciagent_gym.tasks.spec import TaskSpecError, parse_spec
-from sciagent_gym.tasks.task import HELDOUT_SPLIT, Task
+from sciagent_gym.tasks.task import HELDOUT_SPLIT, Task, episode_split, split_of
 
 
 def state(answer: str | None, tmp: Path = Path("/nonexistent")) -> FinalState:
@@ -160,3 +160,13 @@ def test_heldout_split_selects_task_families():
         gym.make("SciGUI-ImageJ-v0", split="train", task=heldout.task_ids[0])
     with pytest.raises(ValueError, match="modality must be None or one of"):
         gym.make("SciGUI-ImageJ-v0", modality="shell")
+
+
+def test_heldout_episodes_count_under_the_heldout_split():
+    """info["split"] and run records: a held-out family's variants are never 'train'."""
+    specs = gym.make("SciGUI-ImageJ-v0").unwrapped.specs
+    held = next(s for s in specs.values() if s.heldout)
+    other = next(s for s in specs.values() if not s.heldout)
+    assert {episode_split(held, v) for v in range(40)} == {HELDOUT_SPLIT}
+    assert [episode_split(other, v) for v in range(40)] == \
+        [split_of(other.id, v) for v in range(40)]

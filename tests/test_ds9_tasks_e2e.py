@@ -12,12 +12,11 @@ import shutil
 import gymnasium as gym
 import numpy as np
 import pytest
-from audit_checks import audit_cases, check_case, check_cheats, check_cross
+from audit_checks import audit_cases, check_case, check_cheats, check_cross, run_audit
 from conftest import REQUIRE_APPS, assert_dump_leaves_screen, step_until_changed
 from sciagent_gym.envs.ds9.adapter import XPA_NAME, DS9ScriptError
 
 import sciagent_gym  # noqa: F401
-from sciagent_gym.audit import audit_tool
 
 # A missing DS9 skips these tests, except under CI (SCIAGENT_REQUIRE_APPS=1), where it fails.
 pytestmark = [pytest.mark.e2e,
@@ -30,7 +29,7 @@ SPECS, CASES = audit_cases("ds9", SEEDS)
 
 @pytest.fixture(scope="module")
 def report():
-    return audit_tool("ds9", seeds=SEEDS, cheats=True)
+    return run_audit("ds9", SEEDS)
 
 
 @pytest.mark.parametrize(("task_id", "case", "seed"), CASES)

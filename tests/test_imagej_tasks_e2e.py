@@ -5,10 +5,9 @@ scores 0, and no task's evaluator accepts another task's oracle state (F1 >= 0.9
 from __future__ import annotations
 
 import pytest
-from audit_checks import audit_cases, check_case, check_cheats, check_cross
+from audit_checks import audit_cases, check_case, check_cheats, check_cross, run_audit
 
 import sciagent_gym  # noqa: F401
-from sciagent_gym.audit import audit_tool
 
 # The module fixture audits every task and plays its cheats (about 10 min under load): headroom.
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
@@ -18,7 +17,7 @@ SPECS, CASES = audit_cases("imagej", SEEDS)
 
 @pytest.fixture(scope="module")
 def report():
-    return audit_tool("imagej", seeds=SEEDS, cheats=True)
+    return run_audit("imagej", SEEDS)
 
 
 @pytest.mark.parametrize(("task_id", "case", "seed"), CASES)

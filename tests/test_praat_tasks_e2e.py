@@ -11,12 +11,11 @@ import shutil
 import gymnasium as gym
 import numpy as np
 import pytest
-from audit_checks import audit_cases, check_case, check_cheats, check_cross
+from audit_checks import audit_cases, check_case, check_cheats, check_cross, run_audit
 from conftest import REQUIRE_APPS, assert_dump_leaves_screen, step_until_changed
 from sciagent_gym.envs.praat.adapter import PraatScriptError, is_error_dialog
 
 import sciagent_gym  # noqa: F401
-from sciagent_gym.audit import audit_tool
 from sciagent_gym.processes import wait_for
 
 # A missing Praat skips these tests, except under CI (SCIAGENT_REQUIRE_APPS=1), where it fails.
@@ -30,7 +29,7 @@ SPECS, CASES = audit_cases("praat", SEEDS)
 
 @pytest.fixture(scope="module")
 def report():
-    return audit_tool("praat", seeds=SEEDS, cheats=True)
+    return run_audit("praat", SEEDS)
 
 
 @pytest.mark.parametrize(("task_id", "case", "seed"), CASES)

@@ -7,11 +7,10 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-from audit_checks import audit_cases, check_case, check_cheats, check_cross
+from audit_checks import audit_cases, check_case, check_cheats, check_cross, run_audit
 from conftest import assert_dump_leaves_screen
 
 import sciagent_gym  # noqa: F401
-from sciagent_gym.audit import audit_tool
 from sciagent_gym.tools import load_tool_getters
 
 load_tool_getters("pymol")
@@ -27,7 +26,7 @@ SPECS, CASES = audit_cases("pymol", SEEDS)
 
 @pytest.fixture(scope="module")
 def report():
-    return audit_tool("pymol", seeds=SEEDS, cheats=True)
+    return run_audit("pymol", SEEDS)
 
 
 @pytest.mark.parametrize(("task_id", "case", "seed"), CASES)

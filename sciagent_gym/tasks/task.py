@@ -34,6 +34,12 @@ def split_of(task_id: str, variant: int) -> str:
     return "test"
 
 
+def episode_split(spec: TaskSpec, variant: int) -> str:
+    """The split an episode counts under: a held-out task family's variants are all
+    "heldout-tasks" (no seed split draws them); other tasks' by :func:`split_of`."""
+    return HELDOUT_SPLIT if spec.heldout else split_of(spec.id, variant)
+
+
 def sample_params(spec: TaskSpec, seed: int) -> dict[str, Any]:
     """Draw the spec's params for ``seed`` (same seed, same variant)."""
     rng = np.random.default_rng([seed, 7919])

@@ -62,17 +62,20 @@ def make_env(split: str, max_steps: int, soft_reset: int = 50, task: str = TASK)
                                  instruction_features=WORD_BITS)
 
 
-def evaluate(env: gym.Env, policy, episodes: int, first_seed: int) -> list[bool]:
-    """Success of ``policy(obs) -> action`` on variants ``first_seed ...`` of ``env``'s split."""
-    out = []
+def evaluate(env: gym.Env, policy, episodes: int, first_seed: int
+             ) -> tuple[list[bool], list[bool]]:
+    """Success of ``policy(obs) -> action`` on variants ``first_seed ...`` of ``env``'s split,
+    and whether each variant's right answer was to do nothing (what "always DONE" wins)."""
+    out, idle = [], []
     for i in range(episodes):
         obs, _ = env.reset(seed=first_seed + i)
+        idle.append(env.unwrapped.task.noop_correct)
         terminated = truncated = False
         info: dict = {}
         while not (terminated or truncated):
             obs, _, terminated, truncated, info = env.step(policy(obs))
         out.append(bool(info.get("evaluation", {}).get("success", False)))
-    return out
+    return out, idle
 
 
 def plot_curve(path: Path, curve: list[tuple[int, float]], window: int,
@@ -91,7 +94,8 @@ def plot_curve(path: Path, curve: list[tuple[int, float]], window: int,
         smooth = np.convolve(wins, kernel, mode="valid")
         ax.plot(steps[len(steps) - len(smooth):], smooth,
                 label=f"training episodes (mean of {len(kernel)})")
-    styles = [("tab:green", "--"), ("tab:red", ":"), ("tab:purple", "-."), ("tab:grey", ":")]
+    styles = [("tab:green", "--"), ("tab:red", ":"), ("tab:olive", (0, (1, 4))),
+              ("tab:purple", "-."), ("tab:grey", ":"), ("tab:brown", (0, (1, 4)))]
     for (label, value), (colour, style) in zip(levels.items(), styles, strict=False):
         ax.axhline(value, color=colour, linestyle=style, label=f"{label}: {value:.2f}")
     ax.set_xlabel("environment steps")
@@ -166,14 +170,15 @@ def main(argv: list[str] | None = None) -> dict:
                               ("held-out task", "heldout-tasks", HELDOUT_TASK)):
         env = make_env(split, args.max_steps, task=task)
         try:
-            ppo = evaluate(env, lambda o: int(model.predict(o, deterministic=True)[0]),
-                           args.eval_episodes, 10_000)
-            rand = evaluate(env, lambda o, n=env.action_space.n: int(rng.integers(n)),
-                            args.eval_episodes, 10_000)
+            ppo, idle = evaluate(env, lambda o: int(model.predict(o, deterministic=True)[0]),
+                                 args.eval_episodes, 10_000)
+            rand, _ = evaluate(env, lambda o, n=env.action_space.n: int(rng.integers(n)),
+                               args.eval_episodes, 10_000)
         finally:
             env.close()
         rates[f"PPO on {name}"] = float(np.mean(ppo))
         rates[f"random on {name}"] = float(np.mean(rand))
+        rates[f"always DONE on {name}"] = float(np.mean(idle))
     metrics = {
         "task": TASK, "timesteps": int(model.num_timesteps), "n_envs": args.n_envs,
         "train_minutes": round(train_seconds / 60, 2),
@@ -182,9 +187,11 @@ def main(argv: list[str] | None = None) -> dict:
                                   if callback.curve else None),
         "test_episodes": args.eval_episodes,
         "ppo_test_success": rates["PPO on test"], "random_test_success": rates["random on test"],
+        "always_done_test_success": rates["always DONE on test"],
         "heldout_task": HELDOUT_TASK,
         "ppo_heldout_task_success": rates["PPO on held-out task"],
         "random_heldout_task_success": rates["random on held-out task"],
+        "always_done_heldout_task_success": rates["always DONE on held-out task"],
     }
     (args.out / "metrics.json").write_text(json.dumps(
         {**metrics, "curve": callback.curve}, indent=2))

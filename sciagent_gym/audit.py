@@ -153,10 +153,11 @@ def _expected_ok(case: str, infeasible: bool, score: float, success: bool,
                  noop_correct: bool = False, toggles: bool = False, limit: float = 0.0,
                  noop_score: float = 0.0) -> bool:
     """Oracle: 1.0 and success. No-op: 0 (unless FAIL is right: infeasible tasks); on a
-    state-control task it succeeds exactly when every toggle already starts at its target
-    (StaR's negative instruction) and otherwise fails, keeping the credit of toggles that
-    started right. Negatives: no success. Cheats: at most ``limit`` and no success; on a
-    state-control task no more than the no-op (and success only where doing nothing is right).
+    state-control task it succeeds with 1.0 exactly when every toggle already starts at its
+    target (StaR's negative instruction) and otherwise scores 0 (toggles that start right earn
+    nothing while another must change). Negatives: no success. Cheats: at most ``limit`` and
+    no success; on a state-control task no more than the no-op (and success only where doing
+    nothing is right).
     """
     if case.startswith("cheat:"):
         if toggles:
@@ -166,8 +167,6 @@ def _expected_ok(case: str, infeasible: bool, score: float, success: bool,
         return score == 1.0 and success
     if case == "noop" and noop_correct:
         return score == 1.0 and success
-    if case == "noop" and toggles:
-        return not success
     if case == "noop" and not infeasible:
         return score == 0.0 and not success
     return not success

@@ -41,8 +41,6 @@ def check_case(report, specs: dict[str, TaskSpec], task_id: str, case: str, seed
         assert result.score == 1.0 and result.success, result.failed_criteria
     elif case == "noop" and result.noop_correct:  # a negative toggle instruction: leave it
         assert result.score == 1.0 and result.success, result.failed_criteria
-    elif case == "noop" and specs[task_id].toggles:  # toggles that started right keep credit
-        assert not result.success, (result.score, result.failed_criteria)
     elif case == "noop" and not specs[task_id].infeasible:
         assert result.score == 0.0 and not result.success
     else:

@@ -117,6 +117,7 @@ def test_train_ppo_example_trains_and_reports(tmp_path):
     assert 0.0 <= metrics["random_test_success"] <= 1.0
     assert metrics["heldout_task"] == "ds9/toggle-grid"
     assert 0.0 <= metrics["ppo_heldout_task_success"] <= 1.0
+    assert 0.0 <= metrics["always_done_heldout_task_success"] <= 1.0
     saved = json.loads((tmp_path / "metrics.json").read_text())
     assert saved["curve"] and all(w in (0.0, 1.0) for _, w in saved["curve"])
     assert (tmp_path / "learning_curve.png").stat().st_size > 5000

@@ -137,6 +137,54 @@ def test_toggle_tasks_know_positive_and_negative_variants():
     assert seen == {True, False}
 
 
+TWO_TOGGLES = {
+    **TOGGLE, "instruction": "Grid {g}, colour bar {c}",
+    "params": {"g0": {"choice": [True, False]}, "g": {"choice": [True, False]},
+               "c0": {"choice": [True, False]}, "c": {"choice": [True, False]}},
+    "toggles": [{"name": "grid", "initial": "$g0", "target": "$g", "credit": "grid {g}"},
+                {"name": "colorbar", "initial": "$c0", "target": "$c",
+                 "credit": "colour bar {c}"}],
+    "evaluator": {"criteria": [
+        {"name": "grid {g}", "getter": {"fn": "app_state", "key": "grid"},
+         "check": {"op": "equals", "expected": "$g"}},
+        {"name": "colour bar {c}", "getter": {"fn": "app_state", "key": "colorbar"},
+         "check": {"op": "equals", "expected": "$c"}}]},
+    "setup": {}, "oracle": ["DONE"]}
+
+
+def test_toggles_that_start_right_earn_nothing_while_another_must_change(tmp_path):
+    """The start state scores 0 unless doing nothing is the answer (then it scores 1.0)."""
+    from sciagent_gym.evaluation import FinalState, evaluate
+
+    spec = parse_spec(copy.deepcopy(TWO_TOGGLES), "specs/demo.json")
+    kinds = set()
+    for seed in range(60):
+        task = Task(spec, seed, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
+        task.stage(tmp_path / str(seed))
+        p = task.params
+        start = FinalState(work_dir=tmp_path, app_state={"grid": p["g0"], "colorbar": p["c0"]})
+        done = FinalState(work_dir=tmp_path, app_state={"grid": p["g"], "colorbar": p["c"]})
+        criteria = task.criteria()
+        changes = sum(t.positive for t in task.toggles)
+        assert evaluate(criteria, start).score == (1.0 if changes == 0 else 0.0)
+        assert evaluate(criteria, done).score == 1.0 and evaluate(criteria, done).success
+        assert sum(c.weight for c in criteria) == (changes or 2)
+        if changes == 1:  # flipping both toggles (the one that had to stay too) pays nothing
+            flipped = {t.name: not t.initial for t in task.toggles}
+            result = evaluate(criteria, FinalState(work_dir=tmp_path, app_state=flipped))
+            assert result.score == 0.0 and not result.success
+        kinds.add(changes)
+    assert kinds == {0, 1, 2}
+    broken = copy.deepcopy(TWO_TOGGLES)
+    broken["toggles"][0]["credit"] = "no such criterion"
+    task = Task(parse_spec(broken, "specs/demo.json"), 1, {}, {"work": "/w", "home": "/h",
+                                                               "tmp": "/t"})
+    task.stage(tmp_path / "broken")
+    if any(t.positive for t in task.toggles):
+        with pytest.raises(TaskSpecError, match="credit names 'no such criterion'"):
+            task.criteria()
+
+
 def test_toggle_refs_must_resolve_to_booleans():
     spec = parse_spec({**copy.deepcopy(TOGGLE), "toggles": [
         {"name": "grid", "initial": "$word", "target": "$want"}]}, "specs/demo.json")

@@ -104,6 +104,15 @@ def test_gates_and_existence_checks_carry_no_weight(tool, spec_id):
 
 
 @pytest.mark.parametrize(("tool", "spec_id"), ALL)
+def test_several_toggles_each_name_the_criterion_that_credits_them(tool, spec_id):
+    """Otherwise a toggle that starts right would pay the no-op (and a flip of it nothing)."""
+    toggles = SPECS[tool][spec_id].toggles
+    names = {c["name"] for c in SPECS[tool][spec_id].evaluator}
+    if len(toggles) > 1:
+        assert all(t.get("credit") in names for t in toggles), toggles
+
+
+@pytest.mark.parametrize(("tool", "spec_id"), ALL)
 def test_modality_is_declared_and_gui_oracles_use_no_shell_action(tool, spec_id):
     spec = SPECS[tool][spec_id]
     raw = json.loads(Path(spec.source).read_text())

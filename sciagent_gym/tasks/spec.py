@@ -25,7 +25,10 @@ Schema (fields marked * are required)::
                  ``target``; ``box`` [x0, y0, x1, y1] is its clickable area on screen when known.
                  When every toggle already starts at its target, doing nothing and saying DONE
                  is the right answer (a negative instruction), and the audit expects the no-op
-                 to succeed.
+                 to succeed. ``credit`` names the criterion that scores the toggle: where some
+                 toggle must change, a toggle that starts right earns nothing and must stay
+                 (its criterion becomes a weight-0 gate), so the start state scores 0 and
+                 flipping every toggle scores 0.
     evaluator*   {"criteria": [criterion, ...]}   (see sciagent_gym.evaluation.Criterion)
     oracle*      [step, ...]    negatives*  {name: [step, ...]}
     cheats       {name: [step, ...]}: task-specific ways to a reward without the work (a
@@ -67,7 +70,7 @@ _TOP_FIELDS = {"id", "tool", "title", "instruction", "difficulty", "tags", "max_
                "modality", "cli_timeout", "params", "setup", "evaluator", "oracle", "negatives",
                "cheats", "infeasible", "notes", "hints", "toggles", "heldout"}
 _SETUP_FIELDS = {"generate", "open", "protect", "script"}
-_TOGGLE_FIELDS = {"name", "initial", "target", "box"}
+_TOGGLE_FIELDS = {"name", "initial", "target", "box", "credit"}
 
 
 class TaskSpecError(ValueError):
@@ -272,7 +275,7 @@ def _check_toggles(toggles: Any, source: str) -> frozenset[str]:
         where = f"toggles[{i}]"
         _require(isinstance(t, dict) and {"name", "initial", "target"} <= set(t)
                  and not set(t) - _TOGGLE_FIELDS, source, where,
-                 "a toggle is {name, initial, target, box (optional)}")
+                 "a toggle is {name, initial, target, box and credit (optional)}")
         _require(isinstance(t["name"], str) and t["name"] not in names, source, where + ".name",
                  "must be a unique string")
         names.add(t["name"])
@@ -280,6 +283,8 @@ def _check_toggles(toggles: Any, source: str) -> frozenset[str]:
             value = t[key]
             _require(isinstance(value, bool) or (isinstance(value, str) and value.startswith("$")),
                      source, f"{where}.{key}", "must be true, false or a $parameter reference")
+        _require(isinstance(t.get("credit", ""), str), source, where + ".credit",
+                 "must be the name of a criterion")
         box = t.get("box")
         _require(box is None or (isinstance(box, list) and len(box) == 4
                                  and all(isinstance(v, (int, str)) for v in box)),

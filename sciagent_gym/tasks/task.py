@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +136,11 @@ class Task:
         """The evaluator's criteria with every reference resolved, plus input-integrity checks.
 
         Protected inputs add weight-0 criteria first (so no gate skips them): they do not change
-        the score, but an episode that altered an input cannot count as a success.
+        the score, but an episode that altered an input cannot count as a success. On a
+        state-control variant where some toggle must change, the criteria crediting toggles
+        that already start at their targets become weight-0 gates, moved first: leaving such a
+        toggle earns nothing (doing nothing scores 0) and changing it scores 0 (flipping every
+        toggle must not pay).
         """
         if not self.staged:
             raise RuntimeError("stage() the task before asking for its criteria")
@@ -147,7 +151,23 @@ class Task:
                 "getter": {"fn": "file_sha256", "path": name},
                 "check": {"op": "unchanged", "expected_sha256": digest},
             }))
-        return out + [Criterion.from_dict(resolve(c, self.context)) for c in self.spec.evaluator]
+        own = [Criterion.from_dict(resolve(c, self.context)) for c in self.spec.evaluator]
+        return out + self._toggle_credit(own)
+
+    def _toggle_credit(self, criteria: list[Criterion]) -> list[Criterion]:
+        toggles = self.toggles
+        if not any(t.positive for t in toggles):
+            return criteria  # not state control, or doing nothing is the right answer
+        names = {c.name for c in criteria}
+        idle = set()
+        for t in toggles:
+            if t.credit and t.credit not in names:
+                raise TaskSpecError(self.spec.source, "toggles", f"{t.name}: credit names "
+                                    f"{t.credit!r}, not a criterion of this variant")
+            if t.credit and not t.positive:
+                idle.add(t.credit)
+        gates = [replace(c, weight=0.0, gate=True) for c in criteria if c.name in idle]
+        return gates + [c for c in criteria if c.name not in idle]
 
     def steps(self, which: str = "oracle") -> list[Any]:
         """The oracle's, a named negative's or (``"cheat:<name>"``) a named cheat's steps, with
@@ -189,7 +209,8 @@ class Task:
                     raise TaskSpecError(self.spec.source, f"toggles[{i}].{key}",
                                         f"resolves to {t[key]!r}, not true or false")
             box = tuple(int(v) for v in t["box"]) if t.get("box") is not None else None
-            out.append(ToggleState(t["name"], t["initial"], t["target"], box))
+            out.append(ToggleState(t["name"], t["initial"], t["target"], box,
+                                   t.get("credit", "")))
         return out
 
     @property
@@ -208,6 +229,7 @@ class ToggleState:
     initial: bool
     target: bool
     box: tuple[int, int, int, int] | None = None
+    credit: str = ""  # the criterion that scores this toggle (resolved name)
 
     @property
     def positive(self) -> bool:

@@ -121,6 +121,8 @@ def main(argv: list[str] | None = None) -> dict:
                         help="stop training after this many minutes (0: no limit)")
     parser.add_argument("--eval-episodes", type=int, default=24)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ent-coef", type=float, default=0.01,
+                        help="PPO's entropy bonus (more keeps exploring past the DONE plateau)")
     parser.add_argument("--out", type=Path, default=Path("ppo-out"))
     parser.add_argument("--load", type=Path, default=None,
                         help="evaluate this saved model (.zip) instead of training one")
@@ -155,7 +157,7 @@ def main(argv: list[str] | None = None) -> dict:
         train = make_vec_env(functools.partial(make_env, "train", args.max_steps),
                              n_envs=args.n_envs, seed=args.seed, vec_env_cls=vec_cls)
         model = PPO("MultiInputPolicy", train, n_steps=32, batch_size=32, n_epochs=8,
-                    learning_rate=5e-4, gamma=0.9, gae_lambda=0.9, ent_coef=0.01,
+                    learning_rate=5e-4, gamma=0.9, gae_lambda=0.9, ent_coef=args.ent_coef,
                     seed=args.seed, device="cpu", verbose=0)
         try:
             model.learn(total_timesteps=args.timesteps, callback=callback, progress_bar=True)

@@ -130,8 +130,11 @@ class AuditReport:
                      f"F1={m['f1']:.3f}")
         if cheats:
             tricks = [c for c in self.cases if c.is_cheat]
+            idle = sum(c.success for c in tricks if c.noop_correct)
             lines.append(f"cheats held: {sum(c.ok for c in tricks)}/{len(tricks)}, "
-                         f"cheat successes: {sum(c.success for c in tricks)}")
+                         f"cheat successes: {sum(c.success for c in tricks) - idle}"
+                         + (f" (and {idle} on do-nothing variants, where doing nothing is right)"
+                            if idle else ""))
         for modality in sorted({c.modality for c in self.cases}):
             mine = [c for c in self.cases if c.modality == modality]
             n_tasks = len({c.task_id for c in mine})

@@ -162,4 +162,9 @@ def test_report_table_shows_cheats_and_modalities():
     table = report.table()
     assert "cheats held: 1/2" in table and "modality gui: 1 tasks" in table
     assert "FAILED demo/a seed 0 cheat:answer-zero" in table
+    assert "cheat successes: 0" in table and "do-nothing" not in table
     assert not report.passed
+    # On a variant whose right answer is to do nothing, DONE at once succeeds, rightly.
+    report.cases.append(CaseResult("demo/c", 0, "cheat:done-at-once", 1.0, True, True, [], 0.0,
+                                   noop_correct=True))
+    assert "cheat successes: 0 (and 1 on do-nothing variants" in report.table()

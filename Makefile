@@ -1,13 +1,14 @@
 # Two commands do everything on a fresh Debian 12 machine:
 #   make demo   set up, then run the main job (oracle + random episodes on SciGUI-ImageJ-v0)
-#   make test   set up, then run the test suite (end-to-end tests drive the real ImageJ)
+#   make test   set up, then run the test suite (end-to-end tests drive every installed tool's program)
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= demo-out
-# System packages: virtual display, window manager, sandbox, OCR, fonts, the tools themselves.
-APT_PACKAGES := $(shell grep -v '^\#' vm_images/local/apt-packages.txt)
+# System packages: what every tool shares (vm_images/local/apt-packages.txt) and each tool's own
+# (envs/*/tool.json), listed by a standard-library script so no virtualenv is needed yet.
+APT_PACKAGES := $(shell python3 sciagent_gym/deps.py --apt)
 # Test modules run in parallel, each whole on one worker (its programs and module fixtures
 # stay together); most of a test's time is waiting for a program, so 2 workers fit 2 cores.
 TEST_WORKERS ?= 2
@@ -18,7 +19,7 @@ TORCH ?= torch==2.13.0
 setup: apt venv
 
 apt: .stamp/apt
-.stamp/apt: Makefile vm_images/local/apt-packages.txt
+.stamp/apt: Makefile vm_images/local/apt-packages.txt $(wildcard envs/*/tool.json)
 	@mkdir -p .stamp
 	@if dpkg -s $(APT_PACKAGES) >/dev/null 2>&1; then \
 		echo "system packages present"; \
@@ -30,7 +31,7 @@ apt: .stamp/apt
 	@touch $@
 
 venv: .stamp/venv
-.stamp/venv: pyproject.toml Makefile | .stamp/apt
+.stamp/venv: pyproject.toml setup.py Makefile | .stamp/apt
 	@mkdir -p .stamp
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip

@@ -5,7 +5,7 @@
 
 import sys
 
-from sciagent_gym.cli import main
+from sciagent_gym.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["bench", *sys.argv[1:]]))

@@ -17,7 +17,7 @@ from Xlib import X
 from Xlib import display as xdisplay
 
 from sciagent_gym.controller.x11 import X11Controller
-from sciagent_gym.providers.display import VirtualDisplay
+from sciagent_gym.providers.local.display import VirtualDisplay
 
 
 def main() -> None:

@@ -21,15 +21,15 @@ from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from PIL import Image
 
-from sciagent_gym import actions as A
-from sciagent_gym import computer_api
-from sciagent_gym.action_parser import parse_action
+from sciagent_gym.actions import computer_api
+from sciagent_gym.actions import types as A
+from sciagent_gym.actions.parse import parse_action
+from sciagent_gym.actions.space import UnicodeText, action_to_dict, make_action_space
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.evaluation import EvaluationResult, FinalState, commands_needed, evaluate
 from sciagent_gym.evaluation.cost import is_cheap
 from sciagent_gym.processes import owned_tempdir
-from sciagent_gym.providers.safe_fs import freeze_copy
-from sciagent_gym.spaces import UnicodeText, action_to_dict, make_action_space
+from sciagent_gym.safe_fs import freeze_copy
 from sciagent_gym.tasks.spec import CLI_MODALITIES, MODALITIES, TaskSpec, load_specs
 from sciagent_gym.tasks.task import HELDOUT_SPLIT, SPLITS, Task, episode_split, split_of
 from sciagent_gym.timings import Timings
@@ -216,14 +216,14 @@ class SciGUIEnv(gym.Env):
                 self.provider = RemoteProvider(args["url"], args["token"], self.width,
                                                self.height, self._settle, args["reset_hook"])
             elif self.provider_name == "qemu":
-                from sciagent_gym.providers.qemu import QemuProvider
+                from sciagent_gym.providers.qemu.provider import QemuProvider
 
                 extra = {k: v for k, v in args.items()
                          if k not in ("url", "token", "reset_hook")}
                 self.provider = QemuProvider(self.adapter, self.width, self.height,
                                              self._settle, **extra)
             else:
-                from sciagent_gym.providers.local import LocalProvider
+                from sciagent_gym.providers.local.provider import LocalProvider
 
                 self.provider = LocalProvider(self.width, self.height, self._isolation,
                                               self._settle, pool_size=self.pool_size,

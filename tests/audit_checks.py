@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from sciagent_gym.audit import AuditReport, audit_tool
+from sciagent_gym.runs.audit import AuditReport, audit_tool
 from sciagent_gym.tasks.spec import TaskSpec, load_specs
 from sciagent_gym.tools import task_specs_root
 

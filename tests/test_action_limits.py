@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sciagent_gym import actions as A
-from sciagent_gym.action_parser import (
+from sciagent_gym.actions import types as A
+from sciagent_gym.actions.parse import (
     ACTION_CLASSES,
     DICT_FIELDS,
     MAX_ACTIONS_PER_STEP,
@@ -32,8 +32,8 @@ from sciagent_gym.action_parser import (
     parse_action_dict,
     parse_pyautogui,
 )
-from sciagent_gym.actions import ActionError, Click, Run, TypeText, Wait
-from sciagent_gym.spaces import FIELDS, make_action_space
+from sciagent_gym.actions.space import FIELDS, make_action_space
+from sciagent_gym.actions.types import ActionError, Click, Run, TypeText, Wait
 
 SCREEN = (1280, 800)
 HUGE = "9" * 400  # the 400-digit literal of the original report

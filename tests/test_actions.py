@@ -18,15 +18,33 @@ from gymnasium import spaces as gspaces
 from gymnasium.spaces.utils import flatten, flatten_space, unflatten
 from gymnasium.utils.env_checker import check_env
 
-from sciagent_gym import actions as A
-from sciagent_gym.action_parser import (
+from sciagent_gym.actions import types as A
+from sciagent_gym.actions.keys import (
+    ALIASES,
+    KEY_NAMES,
+    MODIFIERS,
+    is_modifier,
+    keysym_name,
+    keysym_value,
+    normalize_key,
+)
+from sciagent_gym.actions.parse import (
     ACTION_CLASSES,
     DICT_FIELDS,
     MAX_TEXT_LENGTH,
     parse_action,
     validate_action,
 )
-from sciagent_gym.actions import (
+from sciagent_gym.actions.space import (
+    ACTION_TYPES,
+    PRINTABLE_ASCII,
+    UnicodeText,
+    action_to_dict,
+    action_to_pyautogui,
+    from_space_sample,
+    make_action_space,
+)
+from sciagent_gym.actions.types import (
     ActionError,
     Click,
     Done,
@@ -43,24 +61,6 @@ from sciagent_gym.actions import (
     Scroll,
     TypeText,
     Wait,
-)
-from sciagent_gym.keys import (
-    ALIASES,
-    KEY_NAMES,
-    MODIFIERS,
-    is_modifier,
-    keysym_name,
-    keysym_value,
-    normalize_key,
-)
-from sciagent_gym.spaces import (
-    ACTION_TYPES,
-    PRINTABLE_ASCII,
-    UnicodeText,
-    action_to_dict,
-    action_to_pyautogui,
-    from_space_sample,
-    make_action_space,
 )
 
 SCREEN = (1280, 800)

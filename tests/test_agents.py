@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sciagent_gym.agents import AgentError, PromptAgent, parse_reply
-from sciagent_gym.cli import main
+from sciagent_gym.cli.main import main
 
 
 class ScriptedModel:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sciagent_gym.bench import format_bench, plot_bench, run_bench
+from sciagent_gym.runs.bench import format_bench, plot_bench, run_bench
 
 pytestmark = pytest.mark.e2e
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from sciagent_gym.providers import cgroups
-from sciagent_gym.providers import confinement as conf
-from sciagent_gym.providers import sandbox as sb
+from sciagent_gym.providers.local import cgroups
+from sciagent_gym.providers.local import confinement as conf
+from sciagent_gym.providers.local import sandbox as sb
 
 
 def _hierarchy(tmp_path: Path, delegated: str = "cpu memory pids") -> tuple[Path, str]:

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from sciagent_gym.audit import AuditReport, CaseResult, _expected_ok
-from sciagent_gym.cheats import (
+from sciagent_gym.evaluation import FinalState, parse_criteria
+from sciagent_gym.runs.audit import AuditReport, CaseResult, _expected_ok
+from sciagent_gym.runs.cheats import (
     PLACEHOLDER_LIMIT,
     generic_cheats,
     output_paths,
     play_offline,
 )
-from sciagent_gym.evaluation import FinalState, parse_criteria
 
 
 def criteria(*items):

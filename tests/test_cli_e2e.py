@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sciagent_gym.cli import main
+from sciagent_gym.cli.main import main
 from sciagent_gym.evaluation import FinalState, evaluate
 
 pytestmark = pytest.mark.e2e
@@ -50,7 +50,7 @@ def test_run_rescore_report_round_trip(tmp_path, capsys):
 
 
 def test_saved_final_state_scores_identically_20_times(tmp_path, imagej_env):
-    from sciagent_gym.tasks.oracle import run_steps
+    from sciagent_gym.tasks.steps import run_steps
 
     imagej_env.reset(seed=4, options={"task": "count-nuclei"})
     base = imagej_env.unwrapped

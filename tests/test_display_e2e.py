@@ -8,9 +8,9 @@ from conftest import our_processes
 from Xlib import X
 from Xlib import display as xdisplay
 
-from sciagent_gym import actions as A
+from sciagent_gym.actions import types as A
 from sciagent_gym.controller.x11 import X11Controller
-from sciagent_gym.providers.display import VirtualDisplay
+from sciagent_gym.providers.local.display import VirtualDisplay
 
 pytestmark = pytest.mark.e2e
 

@@ -166,7 +166,7 @@ def test_toggle_task_start_state_and_both_instruction_kinds(ds9_env):
     """StaR-style toggle: setup.script sets a random start state after ready; a positive
     variant is solved by the GUI clicks, a negative one by DONE alone, and the clicks on a
     negative variant (the N-FPR error) fail it."""
-    from sciagent_gym.tasks.oracle import run_steps
+    from sciagent_gym.tasks.steps import run_steps
 
     base = ds9_env.unwrapped
     kinds: dict[bool, int] = {}

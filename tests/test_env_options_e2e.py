@@ -10,7 +10,7 @@ import pytest
 import sciagent_gym  # noqa: F401
 from sciagent_gym.evaluation.getters.ocr import normalize_ocr, ocr_region
 from sciagent_gym.evaluation.getters.pixels import crop
-from sciagent_gym.tasks.oracle import await_window
+from sciagent_gym.tasks.steps import await_window
 from sciagent_gym.tasks.task import split_of
 
 pytestmark = pytest.mark.e2e

@@ -35,7 +35,7 @@ from sciagent_gym.evaluation import (
     evaluate,
     isolated,
 )
-from sciagent_gym.providers import sandbox
+from sciagent_gym.providers.local import sandbox
 from sciagent_gym.tools import load_tool_getters
 
 for _tool in ("ds9", "praat", "pymol", "qgis", "qupath"):

@@ -647,8 +647,8 @@ def _play_offline(task: Task, name: str, work: Path, allow_shell: bool) -> Final
     import subprocess
     import sys
 
-    from sciagent_gym.action_parser import parse_action
-    from sciagent_gym.actions import Answer, Fail, Run
+    from sciagent_gym.actions.parse import parse_action
+    from sciagent_gym.actions.types import Answer, Fail, Run
 
     answer, status = None, "done"
     for step in task.steps(f"cheat:{name}"):
@@ -693,9 +693,9 @@ def test_cheats_are_real_threats_that_the_gui_modality_refuses(spec_id, tmp_path
 
 @pytest.mark.parametrize("spec_id", SPEC_IDS)
 def test_generic_cheats_on_the_start_state(spec_id, tmp_path):
-    """The audit's generic cheats (sciagent_gym.cheats) on the start state ImageJ shows: all
+    """The audit's generic cheats (sciagent_gym.runs.cheats) on the start state ImageJ shows: all
     score 0 (the audit's limit lets placeholders reach 0.1; ours do not)."""
-    from sciagent_gym.cheats import generic_cheats, play_offline
+    from sciagent_gym.runs.cheats import generic_cheats, play_offline
 
     spec = SPECS[spec_id]
     for seed in (0, 1):

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from sciagent_gym import images
-from sciagent_gym.cli_image import add_image_parser
-from sciagent_gym.images import (
+from sciagent_gym.cli.image import add_image_parser
+from sciagent_gym.providers.qemu import image as images
+from sciagent_gym.providers.qemu import vm as qemu_vm
+from sciagent_gym.providers.qemu.image import (
     AptSource,
     BuiltImage,
     ImageBuildError,
@@ -32,8 +33,7 @@ from sciagent_gym.images import (
     stage_keys,
     stages_to_run,
 )
-from sciagent_gym.providers import qemu_vm
-from sciagent_gym.providers.qemu_vm import QemuError, QemuVM, QMPClient, format_kernel_args
+from sciagent_gym.providers.qemu.vm import QemuError, QemuVM, QMPClient, format_kernel_args
 
 BASE = {"packages": ["linux-image-cloud-amd64", "python3"], "enable": {}, "mask": []}
 
@@ -74,11 +74,27 @@ def test_recipe_name_must_match_its_folder(tmp_path):
 
 
 def test_unknown_recipe_lists_the_known_ones(tmp_path):
-    (tmp_path / "guest").mkdir()
-    (tmp_path / "one").mkdir()
-    (tmp_path / "one" / "image.json").write_text("{}")
-    with pytest.raises(ImageBuildError, match=r"known: one"):
-        load_recipe("two", root=tmp_path)
+    for name, meta in (("one", {"name": "one", "image": {"suite": "bookworm"}}),
+                       ("two", {"name": "two"})):  # a tool without a guest image
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "tool.json").write_text(json.dumps(meta))
+    for name in ("two", "three"):
+        with pytest.raises(ImageBuildError, match=r"known: one\)"):
+            load_recipe(name, root=tmp_path)
+
+
+def test_recipe_comes_from_the_tool_folder_with_its_debian_packages(tmp_path):
+    """A tool's guest image is its tool.json's 'image' section; the packages are the tool's."""
+    meta = {"name": "newtool", "requires": [
+        {"program": "newtool", "package": "newtool-bin"},
+        {"program": "Other", "package": "Other (not in Debian)"}],
+        "debian": ["newtool-data"], "image": {"suite": "bookworm", "disk_size": "3G"}}
+    (tmp_path / "newtool").mkdir()
+    (tmp_path / "newtool" / "tool.json").write_text(json.dumps(meta))
+    recipe = load_recipe("newtool", root=tmp_path)
+    assert recipe.packages == ("newtool-bin", "newtool-data")
+    assert recipe.disk_size == "3G" and recipe.tool == "newtool"
+    assert "xvfb" in recipe.all_packages  # the shared guest base
 
 
 # -- Debian mirror ----------------------------------------------------------------------------

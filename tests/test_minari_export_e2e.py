@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from sciagent_gym.cli import main
+from sciagent_gym.cli.main import main
 
 minari = pytest.importorskip("minari", reason="install the [data] extra")
 pytestmark = pytest.mark.e2e

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sciagent_gym.cheats import generic_cheats, play_offline
 from sciagent_gym.evaluation import FinalState, evaluate
+from sciagent_gym.runs.cheats import generic_cheats, play_offline
 from sciagent_gym.tasks.spec import TaskSpec, load_specs
 from sciagent_gym.tasks.task import Task
 from sciagent_gym.tools import load_tool_getters, task_specs_root

@@ -8,8 +8,8 @@ import gymnasium as gym
 import pytest
 
 import sciagent_gym  # noqa: F401
-from sciagent_gym.cli import main
-from sciagent_gym.images import ImageBuildError
+from sciagent_gym.cli.main import main
+from sciagent_gym.providers.qemu.image import ImageBuildError
 
 
 def test_unknown_provider_names_the_choices():

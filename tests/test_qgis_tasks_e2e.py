@@ -17,7 +17,7 @@ from conftest import REQUIRE_APPS, assert_dump_leaves_screen, step_until_changed
 from sciagent_gym.envs.qgis.adapter import ScriptError
 
 import sciagent_gym  # noqa: F401
-from sciagent_gym.tasks.oracle import await_window
+from sciagent_gym.tasks.steps import await_window
 
 # A missing QGIS skips these tests, except under CI (SCIAGENT_REQUIRE_APPS=1), where it fails.
 # The audit (14 tasks, 4-5 episodes each plus their cheats, ~3 s a QGIS start) runs inside the

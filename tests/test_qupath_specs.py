@@ -1,6 +1,6 @@
 """Offline checks of the QuPath tool: specs, generators, getters, evaluator proofs, discovery
 and the install recipe. QuPath itself is not needed (nor installed on CI, see
-vm_images/qupath/README.md).
+envs/qupath/INSTALL.md).
 
 Evaluator proofs: for every task, the final state its oracle would leave (files in QuPath's
 GeoJSON and measurement-table formats, the hierarchy dump of state_dump.groovy and the answer
@@ -40,7 +40,7 @@ from sciagent_gym.envs.qupath.getters import (  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "qupath"
-INSTALL = ROOT / "vm_images" / "qupath" / "install.sh"
+INSTALL = ROOT / "envs" / "qupath" / "install.sh"
 SPECS: dict[str, TaskSpec] = load_specs(task_specs_root(), "qupath")
 SPEC_IDS = sorted(SPECS)
 SANDBOX = {"home": "/home/user", "tmp": "/tmp"}
@@ -776,8 +776,8 @@ def test_modality_and_cheats(spec_id, tmp_path):
     """Every QuPath task is ``gui`` (run() refused) and names its own cheats; each cheat, played
     on the start state QuPath shows (its answer kept, its run() refused), scores 0. Answers
     alone, even the gold value, earn nothing: the work in QuPath gates them."""
-    from sciagent_gym.action_parser import parse_action
-    from sciagent_gym.actions import Answer, Done, Fail, Run
+    from sciagent_gym.actions.parse import parse_action
+    from sciagent_gym.actions.types import Answer, Done, Fail, Run
 
     spec = SPECS[spec_id]
     assert spec.modality == "gui" and not spec.allow_cli and spec.cheats
@@ -817,10 +817,10 @@ def test_answer_criteria_read_the_program_given_value():
 
 @pytest.mark.parametrize("spec_id", SPEC_IDS)
 def test_generic_cheats_on_the_start_state(spec_id, tmp_path):
-    """The audit's generic cheats (sciagent_gym.cheats), played here on the start state QuPath
+    """The audit's generic cheats (sciagent_gym.runs.cheats), played here on the start state QuPath
     would show, since the audit cannot run QuPath on machines without it: placeholders score at
     most the limit without success, every other cheat 0 (ours score 0 throughout)."""
-    from sciagent_gym.cheats import generic_cheats, play_offline
+    from sciagent_gym.runs.cheats import generic_cheats, play_offline
 
     spec = SPECS[spec_id]
     for seed in (0, 1):

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from sciagent_gym.cli import main
-from sciagent_gym.replay import episode_dirs, replay_run
+from sciagent_gym.cli.main import main
+from sciagent_gym.runs.replay import episode_dirs, replay_run
 
 pytestmark = pytest.mark.e2e
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import math
 
-from sciagent_gym.reports import (
+from sciagent_gym.runs.reports import (
     compare_runs,
     episode_metrics,
     format_comparison,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sciagent_gym.cli import main
+from sciagent_gym.cli.main import main
 from sciagent_gym.errors import MissingProgramError
 from sciagent_gym.tools import Requirement
 

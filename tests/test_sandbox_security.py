@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from sciagent_gym.errors import SandboxError
-from sciagent_gym.providers import confinement as conf
-from sciagent_gym.providers import sandbox as sb
-from sciagent_gym.providers.safe_fs import FreezeLimits, copy_into, empty_dir, freeze_copy
+from sciagent_gym.providers.local import confinement as conf
+from sciagent_gym.providers.local import sandbox as sb
+from sciagent_gym.safe_fs import FreezeLimits, copy_into, empty_dir, freeze_copy
 
 needs_bwrap = pytest.mark.skipif(sb.bwrap_problem() is not None,
                                  reason=f"bubblewrap cannot isolate: {sb.bwrap_problem()}")

@@ -1,4 +1,4 @@
-"""The hostile-agent catalogue (sciagent_gym.attacks) against real programs, one test per attack.
+"""The hostile-agent catalogue (sciagent_gym.runs.attacks) against real programs, a test each.
 
 CI plays the whole catalogue through the command users run, ``sciagent-gym audit --attacks``,
 on ImageJ and on one more tool that rotates by day (the full table over every tool is in the
@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from sciagent_gym.attacks import ATTACKS
+from sciagent_gym.runs.attacks import ATTACKS
 
 pytestmark = pytest.mark.e2e
 
@@ -28,7 +28,7 @@ def rotating_tool(day: datetime.date | None = None) -> str:
 
 
 def _play(tool: str) -> dict:
-    res = subprocess.run([sys.executable, "-m", "sciagent_gym.cli", "audit", "--attacks",
+    res = subprocess.run([sys.executable, "-m", "sciagent_gym.cli.main", "audit", "--attacks",
                           "--tool", tool, "--json"], capture_output=True, text=True,
                          timeout=1200)
     assert res.stdout.strip(), res.stderr[-2000:]

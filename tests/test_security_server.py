@@ -502,7 +502,7 @@ def test_cli_isolated_only_when_the_server_declares_it():
 
 
 def _fake_image(tmp_path: Path):
-    from sciagent_gym.images import BuiltImage
+    from sciagent_gym.providers.qemu.image import BuiltImage
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     for name in ("base.qcow2", "vmlinuz", "initrd.img"):
@@ -549,8 +549,8 @@ def _mode(path: Path) -> int:
 def test_qemu_command_line_has_a_restricted_network_and_no_token(tmp_path, monkeypatch):
     """The token was on QEMU's command line (kernel -append: visible in ps and in the guest's
     world-readable /proc/cmdline) and the user network reached the internet and the host."""
-    from sciagent_gym.providers import qemu_vm
-    from sciagent_gym.providers.qemu_vm import QemuVM
+    from sciagent_gym.providers.qemu import vm as qemu_vm
+    from sciagent_gym.providers.qemu.vm import QemuVM
 
     image = _fake_image(tmp_path / "img")
     seen = {}
@@ -585,8 +585,9 @@ def test_qemu_command_line_has_a_restricted_network_and_no_token(tmp_path, monke
 
 
 def test_saved_states_hold_no_token_and_are_private(tmp_path, monkeypatch):
-    from sciagent_gym.providers import qemu, qemu_vm
-    from sciagent_gym.providers.qemu_vm import QemuVM
+    from sciagent_gym.providers.qemu import provider as qemu
+    from sciagent_gym.providers.qemu import vm as qemu_vm
+    from sciagent_gym.providers.qemu.vm import QemuVM
 
     image = _fake_image(tmp_path / "img")
     monkeypatch.setattr(qemu_vm, "_check_run", lambda argv, what: None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sciagent_gym.evaluation.state_control import (
+from sciagent_gym.runs.state_control import (
     Decision,
     ToggleSample,
     decision_of,

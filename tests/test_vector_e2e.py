@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import sciagent_gym  # noqa: F401
-from sciagent_gym.spaces import ACTION_TYPES
+from sciagent_gym.actions.space import ACTION_TYPES
 
 pytestmark = pytest.mark.e2e
 

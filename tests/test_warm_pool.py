@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from sciagent_gym.providers.pool import WarmPool
+from sciagent_gym.providers.local.pool import WarmPool
 
 
 class FakeSlot:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from sciagent_gym import keys
+from sciagent_gym.actions import keys
 from sciagent_gym.controller.clipboard import Clipboard
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.controller.windows import WindowLister
@@ -519,7 +519,7 @@ def _describe(event) -> tuple:
 
 
 def test_controller_performs_every_gui_action(fake):
-    from sciagent_gym import actions as A
+    from sciagent_gym.actions import types as A
 
     ctl = win32.SendInputController(1280, 800)
     flat = lambda: [_describe(e) for group in fake.sent for e in group]  # noqa: E731
@@ -594,7 +594,7 @@ def test_control_server_serves_a_win32_machine(fake, tmp_path, monkeypatch):
     POSIX-flavoured table): the server and the machine fit together."""
     import threading
 
-    from sciagent_gym import actions as A
+    from sciagent_gym.actions import types as A
     from sciagent_gym.server.app import ControlServer
     from sciagent_gym.server.client import ControlClient
 

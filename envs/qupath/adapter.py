@@ -2,7 +2,7 @@
 Groovy request channel.
 
 Discovery (:func:`find_qupath`): ``QUPATH_EXE``, then ``QuPath``/``qupath`` on PATH, then the
-install locations of ``vm_images/qupath/install.sh`` (``$SCIAGENT_QUPATH_HOME/bin/QuPath``,
+install locations of ``envs/qupath/install.sh`` (``$SCIAGENT_QUPATH_HOME/bin/QuPath``,
 ``~/.local/share/sciagent-gym/qupath/bin/QuPath``, ``/usr/local/lib/sciagent-gym/qupath``) and
 ``/opt/QuPath``. Missing, the env raises MissingProgramError naming ``sciagent-gym install qupath``.
 

@@ -15,9 +15,9 @@ import numpy as np
 from Xlib import XK, X
 from Xlib.ext import xtest
 
-from sciagent_gym import actions as A
+from sciagent_gym.actions import types as A
+from sciagent_gym.actions.keys import keysym_value
 from sciagent_gym.controller.xconnect import open_display
-from sciagent_gym.keys import keysym_value
 
 _BUTTONS = {"left": 1, "middle": 2, "right": 3}
 _SPECIAL_CHARS = {"\n": "Return", "\r": "Return", "\t": "Tab", "\b": "BackSpace"}
@@ -33,7 +33,7 @@ def _char_keysym(ch: str) -> int:
 
 
 class X11Controller:
-    """Executes :mod:`sciagent_gym.actions` on one X display and grabs its screen."""
+    """Executes :mod:`sciagent_gym.actions.types` on one X display and grabs its screen."""
 
     def __init__(self, display_name: str, width: int, height: int) -> None:
         import mss

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sciagent_gym import actions as A
+from sciagent_gym.actions import types as A
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.providers.safe_fs import FreezeReport, freeze_copy
-from sciagent_gym.providers.sandbox import CommandResult
+from sciagent_gym.providers.local.sandbox import CommandResult
+from sciagent_gym.safe_fs import FreezeReport, freeze_copy
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import requests
 
-from sciagent_gym import actions as A
+from sciagent_gym.actions import types as A
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import AppCrashedError, SciAgentError
 from sciagent_gym.providers.base import Provider
-from sciagent_gym.providers.sandbox import CommandResult
+from sciagent_gym.providers.local.sandbox import CommandResult
 from sciagent_gym.server.client import ControlClient, ControlError
 
 if TYPE_CHECKING:

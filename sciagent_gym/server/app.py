@@ -50,8 +50,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import parse_qs, urlsplit
 
-from sciagent_gym.action_parser import parse_action_dict
-from sciagent_gym.actions import ActionError
+from sciagent_gym.actions.parse import parse_action_dict
+from sciagent_gym.actions.types import ActionError
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.server.files import PathRefused, TreeLimits, TreeTooLarge
 from sciagent_gym.server.machine import Machine

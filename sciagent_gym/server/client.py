@@ -21,11 +21,11 @@ from typing import Any, BinaryIO
 import numpy as np
 import requests
 
-from sciagent_gym import actions as A
+from sciagent_gym.actions import types as A
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import SciAgentError
-from sciagent_gym.providers.sandbox import CommandResult
+from sciagent_gym.providers.local.sandbox import CommandResult
 from sciagent_gym.server.files import PathRefused, TreeLimits, TreeTooLarge, unpack_into
 
 MAX_JSON_REPLY = 16 << 20
@@ -271,7 +271,7 @@ class ControlClient:
                                          timeout=self.timeout + 2 * config.cap), "POST /settle")
 
     def execute(self, actions: list[A.Action]) -> None:
-        from sciagent_gym.spaces import action_to_dict
+        from sciagent_gym.actions.space import action_to_dict
 
         self._json("POST", "/actions", {"actions": [action_to_dict(a) for a in actions]})
 

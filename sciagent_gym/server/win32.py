@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from sciagent_gym import actions as A
+from sciagent_gym.actions import types as A
+from sciagent_gym.actions.keys import normalize_key
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.keys import normalize_key
-from sciagent_gym.providers.sandbox import CommandResult
+from sciagent_gym.providers.local.sandbox import CommandResult
 from sciagent_gym.server.files import Confined
 from sciagent_gym.server.files import windows_unsafe as windows_unsafe  # re-exported
 from sciagent_gym.server.machine import Machine
@@ -74,7 +74,7 @@ CREATE_NO_WINDOW = 0x08000000
 MAX_CLIPBOARD = 1_000_000
 
 # -- keys ------------------------------------------------------------------------------------
-#: Named keys of :data:`sciagent_gym.keys.KEY_NAMES` -> virtual-key code (winuser.h VK_*).
+#: Named keys of :data:`sciagent_gym.actions.keys.KEY_NAMES` -> virtual-key code (winuser.h VK_*).
 NAMED_VK: dict[str, int] = {
     "enter": 0x0D, "tab": 0x09, "space": 0x20, "backspace": 0x08, "delete": 0x2E,
     "escape": 0x1B, "up": 0x26, "down": 0x28, "left": 0x25, "right": 0x27, "home": 0x24,

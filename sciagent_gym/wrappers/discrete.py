@@ -5,8 +5,8 @@ from __future__ import annotations
 import gymnasium as gym
 from gymnasium import spaces
 
-from sciagent_gym import actions as A
-from sciagent_gym.keys import normalize_key
+from sciagent_gym.actions import types as A
+from sciagent_gym.actions.keys import normalize_key
 
 
 class DiscreteActions(gym.ActionWrapper):

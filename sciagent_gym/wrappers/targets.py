@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import gymnasium as gym
 from gymnasium import spaces
 
-from sciagent_gym import actions as A
+from sciagent_gym.actions import types as A
 
 
 class TargetActions(gym.ActionWrapper):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sciagent_gym import actions as A
-from sciagent_gym.actions import ActionError
+from sciagent_gym.actions import types as A
+from sciagent_gym.actions.types import ActionError
 from sciagent_gym.controller.windows import WindowInfo
 
 if TYPE_CHECKING:

@@ -41,7 +41,7 @@ from typing import Any
 
 from sciagent_gym import processes
 from sciagent_gym.errors import SciAgentError
-from sciagent_gym.images import BuiltImage
+from sciagent_gym.providers.qemu.image import BuiltImage
 
 QEMU = "qemu-system-x86_64"
 GUEST_PORT = 8000

@@ -19,9 +19,9 @@ import gymnasium as gym
 import numpy as np
 from PIL import Image
 
-from sciagent_gym.action_parser import ACTION_CLASSES
-from sciagent_gym.spaces import ACTION_TYPES, action_to_dict, from_space_sample
-from sciagent_gym.tasks.oracle import run_steps
+from sciagent_gym.actions.parse import ACTION_CLASSES
+from sciagent_gym.actions.space import ACTION_TYPES, action_to_dict, from_space_sample
+from sciagent_gym.tasks.steps import run_steps
 
 POLICIES = ("random", "oracle", "noop", "vlm")
 # Random exploration never ends the episode itself, holds nothing down and runs no shell.

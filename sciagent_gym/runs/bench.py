@@ -23,8 +23,8 @@ import numpy as np
 from PIL import Image
 
 from sciagent_gym import processes
+from sciagent_gym.actions.space import ACTION_TYPES
 from sciagent_gym.controller.settle import SettleConfig
-from sciagent_gym.spaces import ACTION_TYPES
 
 
 def scripted_actions(width: int, height: int) -> list[str]:

@@ -17,8 +17,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from sciagent_gym.action_parser import parse_action_dict
-from sciagent_gym.tasks.oracle import run_steps
+from sciagent_gym.actions.parse import parse_action_dict
+from sciagent_gym.tasks.steps import run_steps
 
 
 @dataclass

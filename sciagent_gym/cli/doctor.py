@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from sciagent_gym.providers.sandbox import bwrap_problem
+from sciagent_gym.providers.local.sandbox import bwrap_problem
 from sciagent_gym.tools import discover
 
 
@@ -96,7 +96,7 @@ def _qemu_checks() -> list[Check]:
               "" if found else "apt-get install -y debootstrap", required=False),
     ]
     try:
-        from sciagent_gym.images import available_recipes, list_images
+        from sciagent_gym.providers.qemu.image import available_recipes, list_images
 
         built = {i.name for i in list_images()}
         for name in available_recipes():

@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sciagent_gym import actions as A
 from sciagent_gym import processes
+from sciagent_gym.actions import types as A
 from sciagent_gym.controller.clipboard import Clipboard
 from sciagent_gym.controller.settle import SettleConfig, settle_canonical, wait_settled
 from sciagent_gym.controller.windows import WindowInfo, WindowLister
 from sciagent_gym.controller.x11 import X11Controller
 from sciagent_gym.errors import AppCrashedError, SciAgentError
 from sciagent_gym.providers.base import Provider
-from sciagent_gym.providers.display import VirtualDisplay
-from sciagent_gym.providers.pool import WarmPool
-from sciagent_gym.providers.safe_fs import FreezeReport, copy_into, empty_dir, freeze_copy
-from sciagent_gym.providers.sandbox import CommandResult, Sandbox
+from sciagent_gym.providers.local.display import VirtualDisplay
+from sciagent_gym.providers.local.pool import WarmPool
+from sciagent_gym.providers.local.sandbox import CommandResult, Sandbox
+from sciagent_gym.safe_fs import FreezeReport, copy_into, empty_dir, freeze_copy
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task

@@ -1,8 +1,9 @@
-"""Build and list QEMU guest images: one folder per tool under ``vm_images/``.
+"""Build and list QEMU guest images, one per tool.
 
-A recipe is ``vm_images/<name>/image.json`` (tool, Debian suite, the tool's packages, screen
-size, disk size); ``vm_images/guest/`` holds what every guest shares (base packages, the systemd
-units of the display and the control server, masked units). A build has three stages, each
+A recipe is the ``image`` section of ``envs/<tool>/tool.json`` (Debian suite, screen size, disk
+size; the packages are the tool's own, from its ``requires``); ``vm_images/guest/`` holds what
+every guest shares (base packages, the systemd units of the display and the control server,
+masked units). A build has three stages, each
 skipped when the key of its inputs is unchanged:
 
 1. ``debootstrap`` (the slow one, ~90 s): a minbase Debian root filesystem with the packages.
@@ -60,7 +61,7 @@ class ImageBuildError(SciAgentError):
 
 @dataclass(frozen=True)
 class Recipe:
-    """One guest image's recipe: ``vm_images/<name>/image.json`` plus the shared base."""
+    """One guest image's recipe: a tool's ``image`` section plus the shared base."""
 
     name: str
     tool: str | None
@@ -80,8 +81,16 @@ class Recipe:
 
 
 def recipes_root() -> Path:
+    """The tool folders (``envs/``, shipped as ``sciagent_gym.envs``): a tool with an ``image``
+    section in its ``tool.json`` has a guest image recipe."""
+    from sciagent_gym.tools import envs_root
+
+    return envs_root()
+
+
+def guest_root() -> Path:
     """``$SCIAGENT_VM_IMAGES`` or the package's ``vm_images/`` (shipped as
-    ``sciagent_gym.vm_images``, the repository's top-level folder in a source checkout)."""
+    ``sciagent_gym.vm_images``): ``guest/`` in it is what every guest shares."""
     env = os.environ.get("SCIAGENT_VM_IMAGES")
     if env:
         return Path(env)
@@ -90,15 +99,37 @@ def recipes_root() -> Path:
     return Path(str(resources.files("sciagent_gym.vm_images")))
 
 
+def _tool_meta(path: Path) -> dict[str, Any] | None:
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
 def available_recipes(root: Path | None = None) -> list[str]:
+    """Tools whose ``tool.json`` has an ``image`` section."""
     root = root or recipes_root()
-    return sorted(p.parent.name for p in root.glob("*/image.json"))
+    return sorted(p.parent.name for p in root.glob("*/tool.json")
+                  if "image" in (_tool_meta(p) or {}))
+
+
+def recipe_data(meta: dict[str, Any]) -> dict[str, Any]:
+    """The recipe fields of one ``tool.json``: its ``image`` section, named after the tool,
+    with the tool's Debian packages unless the section lists its own."""
+    from sciagent_gym.deps import tool_packages
+
+    image = meta.get("image")
+    if not isinstance(image, dict):
+        raise ImageBuildError(f"tool {meta.get('name')!r}: 'image' must be an object")
+    return {"name": meta.get("name"), "tool": meta.get("name"),
+            "packages": tool_packages(meta), **image}
 
 
 def parse_recipe(data: dict[str, Any], base: dict[str, Any], folder: Path | None = None
                  ) -> Recipe:
-    """Validate ``image.json`` data; raise ImageBuildError naming the bad field."""
-    where = f"{folder / 'image.json'}" if folder else "image.json"
+    """Validate recipe data; raise ImageBuildError naming the bad field."""
+    where = f"{folder / 'tool.json'} 'image'" if folder else "recipe"
 
     def bad(msg: str) -> ImageBuildError:
         return ImageBuildError(f"{where}: {msg}")
@@ -136,20 +167,21 @@ def parse_recipe(data: dict[str, Any], base: dict[str, Any], folder: Path | None
                   base_packages=tuple(base_packages), base=base, folder=folder)
 
 
-def load_recipe(name: str, root: Path | None = None) -> Recipe:
+def load_recipe(name: str, root: Path | None = None, guest: Path | None = None) -> Recipe:
+    """The recipe of tool ``name`` (from ``root``, default the tool folders) over the shared
+    guest base (from ``guest``, default ``vm_images/``)."""
     root = root or recipes_root()
-    path = root / name / "image.json"
-    if not path.is_file():
+    path = root / name / "tool.json"
+    meta = _tool_meta(path) if path.is_file() else None
+    if meta is None or "image" not in meta:
         known = ", ".join(available_recipes(root)) or "none"
-        raise ImageBuildError(f"no image recipe {name!r} in {root} (known: {known}); "
-                              "set SCIAGENT_VM_IMAGES to a vm_images/ folder if it lives "
-                              "elsewhere")
+        raise ImageBuildError(f"no image recipe {name!r} in {root} (known: {known}); a tool "
+                              "gets one with an 'image' section in its tool.json")
     try:
-        data = json.loads(path.read_text())
-        base = json.loads((root / "guest" / "base.json").read_text())
+        base = json.loads(((guest or guest_root()) / "guest" / "base.json").read_text())
     except (OSError, json.JSONDecodeError) as exc:
-        raise ImageBuildError(f"cannot read recipe {name!r}: {exc}") from exc
-    return parse_recipe(data, base, folder=path.parent)
+        raise ImageBuildError(f"cannot read the guest base of recipe {name!r}: {exc}") from exc
+    return parse_recipe(recipe_data(meta), base, folder=path.parent)
 
 
 # -- where images live ------------------------------------------------------------------------
@@ -506,7 +538,7 @@ def build_image(name: str, cache_dir: Path | str | None = None, progress: bool =
 
 def _build_locked(name: str, recipe: Recipe, directory: Path, progress: bool,
                   force: bool) -> BuiltImage:
-    guest_files = recipes_root() / "guest" / "rootfs"
+    guest_files = guest_root() / "guest" / "rootfs"
     trees = guest_python_trees()
     home = snapshot_home(recipe)
     keys = stage_keys(recipe, trees, home, guest_files)

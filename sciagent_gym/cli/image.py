@@ -9,7 +9,7 @@ import time
 
 
 def _cmd_image_build(args: argparse.Namespace) -> int:
-    from sciagent_gym.images import build_image
+    from sciagent_gym.providers.qemu.image import build_image
 
     t0 = time.monotonic()
     image = build_image(args.name, cache_dir=args.cache, progress=not args.quiet,
@@ -23,7 +23,7 @@ def _cmd_image_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_image_list(args: argparse.Namespace) -> int:
-    from sciagent_gym.images import available_recipes, list_images
+    from sciagent_gym.providers.qemu.image import available_recipes, list_images
 
     images = list_images(args.cache)
     if args.json:
@@ -59,7 +59,7 @@ def add_image_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     sub = p.add_subparsers(dest="image_command", required=True)
 
     b = sub.add_parser("build", help="build (or bring up to date) the guest image NAME")
-    b.add_argument("name", help="recipe name, a folder of vm_images/ (e.g. imagej)")
+    b.add_argument("name", help="tool with a guest image recipe (e.g. imagej)")
     b.add_argument("--force", action="store_true", help="redo every stage")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     b.add_argument("--cache", help="images folder (default: $SCIAGENT_CACHE/images or "

@@ -3,7 +3,7 @@
 Every way of acting on an env (pyautogui strings, dicts of the structured action space, wrapper
 actions, oracle scripts) compiles to a list of these frozen dataclasses, and only they reach a
 controller. Coordinates are screen pixels of the env's display; key names are the normalised
-pyautogui names listed in :mod:`sciagent_gym.keys`.
+pyautogui names listed in :mod:`sciagent_gym.actions.keys`.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from ``'a'``).
 
 from __future__ import annotations
 
-from .actions import ActionError
+from .types import ActionError
 
 #: The modifiers a hotkey may hold, in the order the ``"modifiers"`` MultiBinary field uses.
 MODIFIERS: tuple[str, ...] = ("ctrl", "shift", "alt", "win")

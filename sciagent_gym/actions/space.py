@@ -23,11 +23,11 @@ Fields
     0 left, 1 middle, 2 right; used by click, double_click, drag, mouse_down, mouse_up
     (right_click always uses the right button).
 ``key`` : ``Discrete(len(KEY_NAMES))``
-    Index into :data:`sciagent_gym.keys.KEY_NAMES` (canonical pyautogui names: printable ASCII
-    characters, then ``enter``, ``tab``, ``space``, ...); the key of key, key_down and key_up, and
-    the last (non-modifier) key of hotkey.
+    Index into :data:`sciagent_gym.actions.keys.KEY_NAMES` (canonical pyautogui names:
+    printable ASCII characters, then ``enter``, ``tab``, ``space``, ...); the key of key,
+    key_down and key_up, and the last (non-modifier) key of hotkey.
 ``modifiers`` : ``MultiBinary(4)``
-    Flags for ctrl, shift, alt, win (:data:`sciagent_gym.keys.MODIFIERS`), held during a hotkey.
+    Flags for ctrl, shift, alt, win (:data:`~sciagent_gym.actions.keys.MODIFIERS`), held in hotkey.
     ``[1, 0, 0, 0]`` with ``key`` = ``s`` is ctrl+s. Used by hotkey only.
 ``text`` : ``UnicodeText(max_text, min_length=1)``
     The text typed by type or put on the clipboard by set_clipboard, the shell command of run
@@ -44,7 +44,7 @@ done and fail read no field: done ends the episode claiming success, fail gives 
 
 :func:`from_space_sample` turns one such dict into actions (validated as :func:`parse_action`
 does), :func:`action_to_dict` gives the human dict form of an action (what trajectory logs store,
-and :func:`~sciagent_gym.action_parser.parse_action` reads back) and :func:`action_to_pyautogui`
+and :func:`~sciagent_gym.actions.parse.parse_action` reads back) and :func:`action_to_pyautogui`
 the equivalent pyautogui code.
 """
 
@@ -60,7 +60,8 @@ from gymnasium.spaces.utils import flatten, flatten_space, unflatten
 from gymnasium.vector.utils import read_from_shared_memory
 from numpy.typing import NDArray
 
-from .action_parser import (
+from .keys import KEY_NAMES, MODIFIERS
+from .parse import (
     BUTTONS,
     MAX_TEXT_LENGTH,
     check_point,
@@ -68,7 +69,7 @@ from .action_parser import (
     short_repr,
     validate_action,
 )
-from .actions import (
+from .types import (
     Action,
     ActionError,
     ActivateWindow,
@@ -94,7 +95,6 @@ from .actions import (
     TypeText,
     Wait,
 )
-from .keys import KEY_NAMES, MODIFIERS
 
 #: What random samples of :class:`UnicodeText` are drawn from: characters a keyboard can type.
 PRINTABLE_ASCII: str = string.ascii_letters + string.digits + string.punctuation + " "

@@ -47,7 +47,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from sciagent_gym.doctor import format_checks, run_checks
+    from sciagent_gym.cli.doctor import format_checks, run_checks
 
     checks = run_checks()
     if args.json:
@@ -62,7 +62,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     import sciagent_gym  # noqa: F401  (registers the env ids)
-    from sciagent_gym.rollout import run_episode
+    from sciagent_gym.runs.rollout import run_episode
 
     env_id = args.env.split(":", 1)[-1]
     if env_id not in gym.registry:
@@ -119,8 +119,8 @@ def _cmd_attacks(args: argparse.Namespace) -> int:
     """``audit --attacks``: the hostile-agent catalogue on every installed tool."""
     from tqdm import tqdm
 
-    from sciagent_gym.attacks import ATTACKS, run_attacks
     from sciagent_gym.errors import MissingProgramError
+    from sciagent_gym.runs.attacks import ATTACKS, run_attacks
     from sciagent_gym.tools import discover, load_adapter
 
     tools = [args.tool] if args.tool else sorted(discover())
@@ -162,7 +162,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         return _cmd_attacks(args)
     from tqdm import tqdm
 
-    from sciagent_gym.audit import audit_tool, write_json
+    from sciagent_gym.runs.audit import audit_tool, write_json
     from sciagent_gym.tools import discover
 
     tools = [args.tool] if args.tool else sorted(discover())
@@ -190,7 +190,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _cmd_rescore(args: argparse.Namespace) -> int:
-    from sciagent_gym.reports import rescore
+    from sciagent_gym.runs.reports import rescore
 
     rows = rescore(args.run_dir)
     if not rows:
@@ -209,8 +209,14 @@ def _cmd_rescore(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from sciagent_gym import reports
-    from sciagent_gym.reports import episode_metrics, format_table, load_results, plot, write_csv
+    from sciagent_gym.runs import reports
+    from sciagent_gym.runs.reports import (
+        episode_metrics,
+        format_table,
+        load_results,
+        plot,
+        write_csv,
+    )
 
     runs = {d: load_results(d) for d in args.run_dir}
     results = [r for rows in runs.values() for r in rows]
@@ -249,7 +255,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from sciagent_gym.bench import format_bench, plot_bench, run_bench, save
+    from sciagent_gym.runs.bench import format_bench, plot_bench, run_bench, save
 
     if args.episodes < 1 or args.baseline_episodes < 1:
         raise ValueError("bench needs --episodes >= 1 and --baseline-episodes >= 1: every "
@@ -275,7 +281,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from sciagent_gym.replay import replay_run
+    from sciagent_gym.runs.replay import replay_run
 
     def show(r) -> None:
         if not args.json:
@@ -296,7 +302,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 def _cmd_export_minari(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from sciagent_gym.minari_export import export_runs
+    from sciagent_gym.runs.minari_export import export_runs
 
     size = None
     if args.size:
@@ -319,10 +325,24 @@ def _cmd_export_minari(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_install(args: argparse.Namespace) -> int:
+def _cmd_deps(args: argparse.Namespace) -> int:
+    from sciagent_gym.deps import apt_packages
+    from sciagent_gym.tools import discover, envs_root
+
+    unknown = sorted(set(args.tool or ()) - set(discover()))
+    if unknown:
+        raise ValueError(f"unknown tools {unknown} (known: {', '.join(sorted(discover()))})")
     from importlib import resources
 
-    recipes = Path(str(resources.files("sciagent_gym.vm_images")))
+    vm_images = Path(str(resources.files("sciagent_gym.vm_images")))
+    print("\n".join(apt_packages(envs_root(), vm_images, tools=args.tool)))
+    return 0
+
+
+def _cmd_install(args: argparse.Namespace) -> int:
+    from sciagent_gym.tools import envs_root
+
+    recipes = envs_root()
     script = recipes / args.tool / "install.sh"
     if not script.is_file():
         known = sorted(p.parent.name for p in recipes.glob("*/install.sh"))
@@ -443,16 +463,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_bench)
 
-    from sciagent_gym.cli_image import add_image_parser
+    from sciagent_gym.cli.image import add_image_parser
 
     add_image_parser(sub)
 
     p = sub.add_parser("install", help="install a tool that no system package provides "
-                                       "(runs its recipe under vm_images/<tool>/install.sh)")
+                                       "(runs envs/<tool>/install.sh)")
     p.add_argument("tool", help="e.g. qupath")
     p.add_argument("recipe_args", nargs=argparse.REMAINDER,
                    help="passed to the recipe (e.g. --prefix DIR; --help lists them)")
     p.set_defaults(func=_cmd_install)
+
+    p = sub.add_parser("deps", help="print the Debian packages the set-up installs "
+                                    "(shared ones, then each tool's from its tool.json)")
+    p.add_argument("--apt", action="store_true", required=True,
+                   help="Debian packages, one per line")
+    p.add_argument("--tool", action="append", help="only this tool's (repeatable), plus the "
+                   "shared packages")
+    p.set_defaults(func=_cmd_deps)
 
     p = sub.add_parser("doctor", help="check what is installed and what is missing")
     p.add_argument("--json", action="store_true")

@@ -6,8 +6,8 @@ cross-task matrix, after MatToolBench's reliability audit: each task's oracle fi
 scored by every other task's evaluator, which must not call it a success. Precision, recall and
 F1 of the success decision are computed over all of these judgements.
 
-With ``cheats``, the cheat audit too: the generic cheats of :mod:`sciagent_gym.cheats` are scored
-on the no-op's final state (the real start state, program state included), and the spec's own
+With ``cheats``, the cheat audit too: the generic cheats of :mod:`sciagent_gym.runs.cheats` are
+scored on the no-op's final state (the real start state, program state included), and the spec's own
 ``cheats`` are played as episodes. A cheat must score 0 (a placeholder: no success and at most
 ``PLACEHOLDER_LIMIT``); on a state-control task, no more than the no-op.
 """
@@ -25,9 +25,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from sciagent_gym.cheats import generic_cheats, play_offline
 from sciagent_gym.evaluation import FinalState, evaluate
-from sciagent_gym.tasks.oracle import run_steps
+from sciagent_gym.runs.cheats import generic_cheats, play_offline
+from sciagent_gym.tasks.steps import run_steps
 from sciagent_gym.tasks.task import Task
 from sciagent_gym.tools import tool_info
 

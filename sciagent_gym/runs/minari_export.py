@@ -21,7 +21,7 @@ import numpy as np
 from gymnasium import spaces
 from PIL import Image
 
-from sciagent_gym.replay import episode_dirs, load_episode
+from sciagent_gym.runs.replay import episode_dirs, load_episode
 
 ACTION_CHARSET = string.printable
 MAX_ACTION_CHARS = 4096

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sciagent_gym.controller.settle import SettleConfig
-from sciagent_gym.images import BuiltImage, get_image
-from sciagent_gym.providers.qemu_vm import QemuVM, private_dir, write_private
+from sciagent_gym.providers.qemu.image import BuiltImage, get_image
+from sciagent_gym.providers.qemu.vm import QemuVM, private_dir, write_private
 from sciagent_gym.providers.remote import RemoteProvider
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""Turn whatever an agent emits into validated :mod:`sciagent_gym.actions` objects.
+"""Turn whatever an agent emits into validated :mod:`sciagent_gym.actions.types` objects.
 
 :func:`parse_action` accepts
 
@@ -9,14 +9,14 @@
   with :mod:`ast` and checked against a whitelist of functions whose arguments must be
   literals; nothing is ever evaluated;
 * **dicts in the human form** ``{"type": "click", "x": 10, "y": 20}`` (see :data:`DICT_FIELDS`,
-  the inverse of :func:`sciagent_gym.spaces.action_to_dict`);
+  the inverse of :func:`sciagent_gym.actions.space.action_to_dict`);
 * **samples of the structured action space** (dicts with an integer ``"action_type"``), handed to
-  :func:`sciagent_gym.spaces.from_space_sample`;
+  :func:`sciagent_gym.actions.space.from_space_sample`;
 * an **Action instance** or a list/tuple of them.
 
 Every path ends in :func:`validate_action`, so controllers only ever see on-screen integer
 points, known buttons, canonical key names and bounded counts, as plain built-in values. Problems
-raise :class:`~sciagent_gym.actions.ActionError` with a message that names the offending token,
+raise :class:`~sciagent_gym.errors.ActionError` with a message that names the offending token,
 because that message is fed back to the agent.
 
 The agent is untrusted (a random or reward-hacking policy, or an LLM), so the parser is total:
@@ -37,7 +37,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .actions import (
+from .keys import normalize_key
+from .types import (
     Action,
     ActionError,
     ActivateWindow,
@@ -64,7 +65,6 @@ from .actions import (
     TypeText,
     Wait,
 )
-from .keys import normalize_key
 
 # Per-action and per-step caps. A step is what one ``env.step()`` call compiles to; a step that
 # breaks a cap is refused whole with an ActionError naming the cap, so it does nothing.
@@ -136,7 +136,7 @@ def _parse_any(action: Any, screen: Screen) -> list[Action]:
     elif isinstance(action, Mapping):
         fields = _plain_dict(action)
         if "action_type" in fields:
-            from .spaces import from_space_sample  # spaces imports this module
+            from .space import from_space_sample  # spaces imports this module
 
             actions = from_space_sample(fields, screen)
         else:

@@ -40,8 +40,8 @@ from pathlib import Path
 
 from sciagent_gym import processes
 from sciagent_gym.errors import MissingProgramError, SandboxError
-from sciagent_gym.providers import cgroups
-from sciagent_gym.providers import confinement as conf
+from sciagent_gym.providers.local import cgroups
+from sciagent_gym.providers.local import confinement as conf
 
 AGENT_SOURCE = Path(__file__).with_name("sandbox_agent.py")
 INSIDE_HOME = "/home/user"

@@ -28,8 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sciagent_gym import actions as A
-from sciagent_gym.action_parser import ActionError, parse_action
+from sciagent_gym.actions import types as A
+from sciagent_gym.actions.parse import ActionError, parse_action
 
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in screen pixels, inclusive-exclusive
 

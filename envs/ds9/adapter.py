@@ -35,7 +35,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import SciAgentError
+from sciagent_gym.errors import ToolScriptError
 from sciagent_gym.tools import ToolAdapter
 
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ def fresh_commands(answers: list[str]) -> list[str]:
     return out + _FRESH_ALWAYS
 
 
-class DS9ScriptError(SciAgentError):
+class DS9ScriptError(ToolScriptError):
     """An XPA command failed or DS9 did not answer."""
 
 

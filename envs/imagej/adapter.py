@@ -18,7 +18,7 @@ import numpy as np
 
 from sciagent_gym import processes
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import SciAgentError
+from sciagent_gym.errors import ToolScriptError
 from sciagent_gym.tools import ToolAdapter
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def _titled(provider: Provider, title: str) -> WindowInfo | None:
     return next((w for w in provider.windows() if w.title == title), None)
 
 
-class MacroError(SciAgentError):
+class MacroError(ToolScriptError):
     """An ImageJ macro failed or did not finish."""
 
 

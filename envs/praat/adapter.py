@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import SciAgentError
+from sciagent_gym.errors import ToolScriptError
 from sciagent_gym.tools import ToolAdapter
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ printf "%s" "$1" > "$2" && exec praat --send "$2"
 """
 
 
-class PraatScriptError(SciAgentError):
+class PraatScriptError(ToolScriptError):
     """A Praat script failed or did not finish."""
 
 

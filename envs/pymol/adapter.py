@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import SciAgentError
+from sciagent_gym.errors import ToolScriptError
 from sciagent_gym.tools import ToolAdapter
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ _os.rename({part!r}, {done!r})
 """
 
 
-class ScriptError(SciAgentError):
+class ScriptError(ToolScriptError):
     """A PyMOL request failed or did not finish."""
 
 

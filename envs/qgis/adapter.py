@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import SciAgentError
+from sciagent_gym.errors import ToolScriptError
 from sciagent_gym.tools import ToolAdapter
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ __out__ = dict(loaded=channel_status["loaded"], error=channel_status["open_error
 """
 
 
-class ScriptError(SciAgentError):
+class ScriptError(ToolScriptError):
     """A QGIS request failed (the message holds QGIS's traceback) or got no answer."""
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import MissingProgramError, SciAgentError
+from sciagent_gym.errors import MissingProgramError, ToolScriptError
 from sciagent_gym.tools import ToolAdapter
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def app_dir(exe: Path) -> Path:
     return real.parent.parent if real.parent.name == "bin" else real.parent
 
 
-class QuPathScriptError(SciAgentError):
+class QuPathScriptError(ToolScriptError):
     """A Groovy request failed or QuPath did not answer."""
 
 

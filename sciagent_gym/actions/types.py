@@ -11,11 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from sciagent_gym.errors import ActionError  # noqa: F401 (re-exported)
+
 MouseButton = Literal["left", "middle", "right"]
-
-
-class ActionError(ValueError):
-    """A malformed or impossible action. The message names the offending token."""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ import numpy as np
 import requests
 from PIL import Image
 
-from sciagent_gym.errors import SciAgentError
+from sciagent_gym.errors import (
+    AgentError,  # noqa: F401 (re-exported)
+    )
 
 SYSTEM_PROMPT = """\
 You operate a scientific desktop program on a Linux screen of {width}x{height} pixels, like a \
@@ -35,10 +37,6 @@ let the program work. Coordinates are screen pixels from the top-left corner."""
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 _SPECIAL = ("DONE", "FAIL", "WAIT")
 _TRANSIENT = {408, 409, 425, 429, 500, 502, 503, 504}
-
-
-class AgentError(SciAgentError):
-    """The model endpoint failed for good (bad credentials, bad request, retries spent)."""
 
 
 def parse_reply(text: str) -> str:

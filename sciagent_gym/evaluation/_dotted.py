@@ -10,13 +10,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from sciagent_gym.errors import LookupFailure  # noqa: F401 (re-exported)
+
 _BRACKET = re.compile(r"\[\s*(-?\d+)\s*\]")
 _INDEX = re.compile(r"-?\d+")
 _MAX_KEYS_SHOWN = 20
-
-
-class LookupFailure(Exception):
-    """A dotted path did not lead anywhere; callers wrap it in their own error type."""
 
 
 def split_key(key: str) -> list[str]:

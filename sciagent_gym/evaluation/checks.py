@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from sciagent_gym.errors import ParamError  # noqa: F401 (re-exported)
+
 Check = Callable[..., tuple[bool, str]]
 Validator = Callable[[Mapping[str, Any]], None]
 F = TypeVar("F", bound=Check)
@@ -23,15 +25,6 @@ CHECKS: dict[str, Check] = {}
 VALIDATORS: dict[str, Validator] = {}
 
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
-
-
-class ParamError(ValueError):
-    """A check parameter is invalid; ``param`` names it so the spec error can point at it."""
-
-    def __init__(self, param: str, message: str) -> None:
-        super().__init__(f"{param}: {message}")
-        self.param = param
-        self.message = message
 
 
 def register_check(name: str, validator: Validator | None = None) -> Callable[[F], F]:

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from sciagent_gym.errors import SpecError  # noqa: F401 (re-exported)
+
 from .checks import CHECKS, VALIDATORS, ParamError
 from .getters import GETTERS, GetterError
 from .state import FinalState
@@ -24,15 +26,6 @@ _CRITERION_KEYS = ("name", "weight", "gate", "getter", "check", "description")
 _MAX_STR = 200
 _MAX_ITEMS = 50
 _MAX_DETAIL = 500
-
-
-class SpecError(ValueError):
-    """An invalid evaluator spec; ``field`` is the dotted location, e.g. criteria[2].check.op."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 @dataclass(frozen=True)

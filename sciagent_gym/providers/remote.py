@@ -23,7 +23,11 @@ import requests
 from sciagent_gym.actions import types as A
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import AppCrashedError, SciAgentError
+from sciagent_gym.errors import (
+    AppCrashedError,
+    ResetHookError,  # noqa: F401 (re-exported)
+    SciAgentError,
+)
 from sciagent_gym.providers.base import Provider
 from sciagent_gym.providers.local.sandbox import CommandResult
 from sciagent_gym.server.client import ControlClient, ControlError
@@ -34,10 +38,6 @@ if TYPE_CHECKING:
 
 APP = "app"
 ResetHook = str | Callable[["RemoteProvider"], Any]
-
-
-class ResetHookError(SciAgentError):
-    """The reset hook (command or URL) failed."""
 
 
 def run_reset_hook(hook: ResetHook, provider: RemoteProvider, timeout: float = 600.0) -> None:

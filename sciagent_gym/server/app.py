@@ -53,6 +53,7 @@ from urllib.parse import parse_qs, urlsplit
 from sciagent_gym.actions.parse import parse_action_dict
 from sciagent_gym.actions.types import ActionError
 from sciagent_gym.controller.settle import SettleConfig
+from sciagent_gym.errors import HTTPError  # noqa: F401 (re-exported)
 from sciagent_gym.server.files import PathRefused, TreeLimits, TreeTooLarge
 from sciagent_gym.server.machine import Machine
 
@@ -66,12 +67,6 @@ DRAIN_BYTES = 64 << 10
 MAX_ACTIONS = 1000
 VERSION = "2"
 _REFUSAL = json.dumps({"error": "the server is busy: too many connections"}).encode()
-
-
-class HTTPError(Exception):
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status, self.reason = status, reason
 
 
 def _bad(reason: str) -> HTTPError:

@@ -24,7 +24,9 @@ import requests
 from sciagent_gym.actions import types as A
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import SciAgentError
+from sciagent_gym.errors import (
+    ControlError,  # noqa: F401 (re-exported)
+    )
 from sciagent_gym.providers.local.sandbox import CommandResult
 from sciagent_gym.server.files import PathRefused, TreeLimits, TreeTooLarge, unpack_into
 
@@ -41,10 +43,6 @@ _TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "bool": (bo
                                        "str | None": (str, type(None)),
                                        "int | None": (int, type(None)),
                                        "float": (int, float)}
-
-
-class ControlError(SciAgentError):
-    """The control server refused a request, could not be reached or answered out of shape."""
 
 
 def expect(value: Any, kind: type | tuple[type, ...], what: str) -> Any:

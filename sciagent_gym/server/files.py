@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import PureWindowsPath
 from typing import BinaryIO
 
+from sciagent_gym.errors import PathRefused, TreeTooLarge  # noqa: F401 (re-exported)
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -30,14 +32,6 @@ _BINARY = getattr(os, "O_BINARY", 0)
 #: Directory descriptors and O_NOFOLLOW (POSIX); else path checks (Windows).
 FD_WALK = bool(_NOFOLLOW) and os.open in os.supports_dir_fd
 CHUNK = 1 << 20
-
-
-class PathRefused(ValueError):
-    """A path outside the roots, through a symlink, or not a regular file where one is read."""
-
-
-class TreeTooLarge(ValueError):
-    """A directory or archive beyond the size, count or depth limits."""
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sciagent_gym.errors import TaskSpecError  # noqa: F401 (re-exported)
 from sciagent_gym.evaluation import Criterion, SpecError
 
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -71,14 +72,6 @@ _TOP_FIELDS = {"id", "tool", "title", "instruction", "difficulty", "tags", "max_
                "cheats", "infeasible", "notes", "hints", "toggles", "heldout"}
 _SETUP_FIELDS = {"generate", "open", "protect", "script"}
 _TOGGLE_FIELDS = {"name", "initial", "target", "box", "credit"}
-
-
-class TaskSpecError(ValueError):
-    """A broken task spec; the message names the file and the field."""
-
-    def __init__(self, source: str, field_name: str, message: str) -> None:
-        self.source, self.field = source, field_name
-        super().__init__(f"{source}: {field_name}: {message}")
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,9 @@ import re
 import time
 from typing import Any
 
-from sciagent_gym.errors import SciAgentError
-
-
-class StepError(SciAgentError):
-    """A scripted step could not be performed."""
+from sciagent_gym.errors import (
+    StepError,  # noqa: F401 (re-exported)
+)
 
 
 def run_steps(env, steps: list[Any], refused_ok: bool = False) -> int:

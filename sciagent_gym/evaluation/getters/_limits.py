@@ -22,6 +22,8 @@ from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
+from sciagent_gym.errors import LimitError  # noqa: F401 (re-exported)
+
 from .registry import GetterError
 
 if TYPE_CHECKING:
@@ -54,10 +56,6 @@ MAX_FITS_CARDS = 100_000
 #: What PIL may open: the formats tasks use. Never EPS (PIL runs Ghostscript on it) or any
 #: other plugin PIL would otherwise try on an unknown file.
 IMAGE_FORMATS = ("PNG", "JPEG", "TIFF", "GIF", "BMP", "PPM")
-
-
-class LimitError(GetterError):
-    """A file declares more than the evaluator will parse (a GetterError like any other)."""
 
 
 def refuse(label: str, what: str, value: int, limit: int) -> LimitError:

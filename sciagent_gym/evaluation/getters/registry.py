@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from sciagent_gym.errors import GetterError  # noqa: F401 (re-exported)
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 GETTERS: dict[str, Callable[..., Any]] = {}
-
-
-class GetterError(Exception):
-    """A value could not be read; the message says what was wrong (shown to the task author)."""
 
 
 def register(name: str) -> Callable[[F], F]:

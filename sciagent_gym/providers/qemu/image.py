@@ -34,7 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sciagent_gym.errors import SciAgentError
+from sciagent_gym.errors import (
+    ImageBuildError,  # noqa: F401 (re-exported)
+    )
 
 #: Bump when the code of a stage changes in a way its key does not capture.
 STAGE_VERSIONS = {"debootstrap": 1, "configure": 2, "disk": 1}
@@ -50,10 +52,6 @@ WORK_GROUP = "sciwork"
 _PACKAGE_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 _SCREEN = re.compile(r"^[1-9][0-9]{2,4}x[1-9][0-9]{2,4}$")
 _DISK_SIZE = re.compile(r"^[1-9][0-9]*[MG]$")
-
-
-class ImageBuildError(SciAgentError):
-    """A guest image cannot be built; the message says what to install or do."""
 
 
 # -- recipes ----------------------------------------------------------------------------------

@@ -40,7 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from sciagent_gym import processes
-from sciagent_gym.errors import SciAgentError
+from sciagent_gym.errors import (
+    QemuError,  # noqa: F401 (re-exported)
+    )
 from sciagent_gym.providers.qemu.image import BuiltImage
 
 QEMU = "qemu-system-x86_64"
@@ -51,10 +53,6 @@ TOKEN_FW_CFG = "opt/sciagent/token"
 BASE_CMDLINE = ("root=/dev/vda", "rw", "console=ttyS0", "quiet")
 _ARG_TOKEN = re.compile(r"^[A-Za-z0-9_.:,/@+=-]*$")
 _HMP_ERROR = re.compile(r"^(Error|Could not|Unknown command)|\b(Error|error): ", re.M)
-
-
-class QemuError(SciAgentError):
-    """QEMU refused a command or the VM failed; the message carries QEMU's own words."""
 
 
 # -- QMP --------------------------------------------------------------------------------------

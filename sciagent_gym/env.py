@@ -30,10 +30,10 @@ from sciagent_gym.evaluation import EvaluationResult, FinalState, commands_neede
 from sciagent_gym.evaluation.cost import is_cheap
 from sciagent_gym.processes import owned_tempdir
 from sciagent_gym.safe_fs import freeze_copy
-from sciagent_gym.tasks.spec import CLI_MODALITIES, MODALITIES, TaskSpec, load_specs
+from sciagent_gym.tasks.spec import CLI_MODALITIES, MODALITIES, TaskSpec
 from sciagent_gym.tasks.task import HELDOUT_SPLIT, SPLITS, Task, episode_split, split_of
 from sciagent_gym.timings import Timings
-from sciagent_gym.tools import load_adapter, task_specs_root
+from sciagent_gym.tools import load_adapter, load_tool_specs
 
 PROVIDERS = ("local", "qemu", "remote")
 REWARD_MODES = ("partial", "binary", "dense")
@@ -133,7 +133,7 @@ class SciGUIEnv(gym.Env):
         self.adapter = load_adapter(tool)
         if provider == "local":  # elsewhere the program lives in the guest or remote machine
             self.adapter.check_installed()
-        self.specs: dict[str, TaskSpec] = load_specs(task_specs_root(), tool)
+        self.specs: dict[str, TaskSpec] = load_tool_specs(tool)
         if not self.specs:
             raise ValueError(f"tool {tool!r} has no task specs")
         self._fixed_task = self._resolve_task_id(task) if task else None

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from sciagent_gym.runs.audit import AuditReport, audit_tool
-from sciagent_gym.tasks.spec import TaskSpec, load_specs
-from sciagent_gym.tools import task_specs_root
+from sciagent_gym.tasks.spec import TaskSpec
+from sciagent_gym.tools import load_tool_specs
 
 
 def run_audit(tool: str, seeds: tuple[int, ...]) -> AuditReport:
@@ -25,7 +25,7 @@ def run_audit(tool: str, seeds: tuple[int, ...]) -> AuditReport:
 
 def audit_cases(tool: str, seeds: tuple[int, ...]) -> tuple[dict[str, TaskSpec], list[tuple]]:
     """The tool's specs and one (task id, case, seed) per oracle, no-op and negative run."""
-    specs = load_specs(task_specs_root(), tool)
+    specs = load_tool_specs(tool)
     cases = [(task_id, case, seed) for task_id, spec in sorted(specs.items())
              for case in ("oracle", "noop", *sorted(spec.negatives)) for seed in seeds]
     return specs, cases

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, evaluate
-from sciagent_gym.tasks.spec import TaskSpec, count_variants, load_specs
+from sciagent_gym.tasks.spec import TaskSpec, count_variants
 from sciagent_gym.tasks.task import Task
-from sciagent_gym.tools import load_tool_getters, task_specs_root
+from sciagent_gym.tools import load_tool_getters, load_tool_specs
 
 load_tool_getters("ds9")
 
@@ -25,7 +25,7 @@ from sciagent_gym.envs.ds9 import data  # noqa: E402
 from sciagent_gym.envs.ds9.adapter import build_state, parse_answers, parse_script  # noqa: E402
 from sciagent_gym.envs.ds9.regions import RegionError, parse_regions  # noqa: E402
 
-SPECS: dict[str, TaskSpec] = load_specs(task_specs_root(), "ds9")
+SPECS: dict[str, TaskSpec] = load_tool_specs("ds9")
 SPEC_IDS = sorted(SPECS)
 SANDBOX = {"home": "/home/user", "tmp": "/tmp"}
 

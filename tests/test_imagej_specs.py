@@ -18,16 +18,16 @@ import pytest
 import tifffile
 
 from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, evaluate, resolve
-from sciagent_gym.tasks.spec import TaskSpec, load_specs
+from sciagent_gym.tasks.spec import TaskSpec
 from sciagent_gym.tasks.task import Task, sample_params
-from sciagent_gym.tools import load_adapter, load_tool_getters, task_specs_root
+from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
 
 load_tool_getters("imagej")  # registers imagej_roi etc. under their canonical module name
 
 from sciagent_gym.envs.imagej import data  # noqa: E402
 from sciagent_gym.envs.imagej.getters import decode_roi  # noqa: E402
 
-SPECS: dict[str, TaskSpec] = load_specs(task_specs_root(), "imagej")
+SPECS: dict[str, TaskSpec] = load_tool_specs("imagej")
 SPEC_IDS = sorted(SPECS)
 SEEDS = range(5)
 SANDBOX = {"home": "/home/user", "tmp": "/tmp/sandbox"}

@@ -25,16 +25,16 @@ import pytest
 
 from sciagent_gym.evaluation import FinalState, evaluate
 from sciagent_gym.runs.cheats import generic_cheats, play_offline
-from sciagent_gym.tasks.spec import TaskSpec, load_specs
+from sciagent_gym.tasks.spec import TaskSpec
 from sciagent_gym.tasks.task import Task
-from sciagent_gym.tools import load_tool_getters, task_specs_root
+from sciagent_gym.tools import load_tool_getters, load_tool_specs
 
 load_tool_getters("praat")
 
 from sciagent_gym.envs.praat import data  # noqa: E402
 from sciagent_gym.envs.praat.adapter import STATE_SCRIPT  # noqa: E402
 
-SPECS: dict[str, TaskSpec] = load_specs(task_specs_root(), "praat")
+SPECS: dict[str, TaskSpec] = load_tool_specs("praat")
 HAVE_TOOLS = shutil.which("praat") is not None and shutil.which("espeak-ng") is not None
 pytestmark = pytest.mark.skipif(not HAVE_TOOLS, reason="praat and espeak-ng are needed")
 SEED = 0

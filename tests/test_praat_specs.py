@@ -17,16 +17,16 @@ import numpy as np
 import pytest
 
 from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, evaluate
-from sciagent_gym.tasks.spec import TaskSpec, load_specs
+from sciagent_gym.tasks.spec import TaskSpec
 from sciagent_gym.tasks.task import Task
-from sciagent_gym.tools import load_adapter, load_tool_getters, task_specs_root
+from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
 
 load_tool_getters("praat")
 
 from sciagent_gym.envs.praat import data  # noqa: E402
 from sciagent_gym.envs.praat.getters import parse_textgrid  # noqa: E402
 
-SPECS: dict[str, TaskSpec] = load_specs(task_specs_root(), "praat")
+SPECS: dict[str, TaskSpec] = load_tool_specs("praat")
 SPEC_IDS = sorted(SPECS)
 SANDBOX = {"home": "/home/user", "tmp": "/tmp"}
 HAVE_TOOLS = shutil.which("praat") is not None and shutil.which("espeak-ng") is not None

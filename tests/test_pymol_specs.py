@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from sciagent_gym.evaluation import GETTERS, Criterion, FinalState, evaluate
-from sciagent_gym.tasks.spec import TaskSpec, load_specs
+from sciagent_gym.tasks.spec import TaskSpec
 from sciagent_gym.tasks.task import Task
-from sciagent_gym.tools import load_adapter, load_tool_getters, task_specs_root
+from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
 
 pytestmark = pytest.mark.skipif(shutil.which("pymol") is None, reason="PyMOL not installed")
 
@@ -26,7 +26,7 @@ load_tool_getters("pymol")
 from sciagent_gym.envs.pymol import data  # noqa: E402
 from sciagent_gym.envs.pymol.getters import parse_pdb  # noqa: E402
 
-SPECS: dict[str, TaskSpec] = load_specs(task_specs_root(), "pymol")
+SPECS: dict[str, TaskSpec] = load_tool_specs("pymol")
 SPEC_IDS = sorted(SPECS)
 SEEDS = range(3)
 SANDBOX = {"home": "/home/user", "tmp": "/tmp"}

@@ -18,9 +18,9 @@ import pytest
 import tifffile
 
 from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, evaluate
-from sciagent_gym.tasks.spec import TaskSpec, count_variants, load_specs
+from sciagent_gym.tasks.spec import TaskSpec, count_variants
 from sciagent_gym.tasks.task import Task
-from sciagent_gym.tools import load_tool_getters, task_specs_root
+from sciagent_gym.tools import load_tool_getters, load_tool_specs
 
 load_tool_getters("qgis")
 
@@ -32,7 +32,7 @@ from sciagent_gym.envs.qgis.getters import (  # noqa: E402
     source_file,
 )
 
-SPECS: dict[str, TaskSpec] = load_specs(task_specs_root(), "qgis")
+SPECS: dict[str, TaskSpec] = load_tool_specs("qgis")
 SPEC_IDS = sorted(SPECS)
 SANDBOX = {"home": "/home/user", "tmp": "/tmp"}
 

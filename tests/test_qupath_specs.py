@@ -25,9 +25,9 @@ import pytest
 
 from sciagent_gym.errors import MissingProgramError
 from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, evaluate
-from sciagent_gym.tasks.spec import TaskSpec, load_specs
+from sciagent_gym.tasks.spec import TaskSpec
 from sciagent_gym.tasks.task import Task, sample_params
-from sciagent_gym.tools import load_adapter, load_tool_getters, task_specs_root
+from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
 
 load_tool_getters("qupath")
 
@@ -41,7 +41,7 @@ from sciagent_gym.envs.qupath.getters import (  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "qupath"
 INSTALL = ROOT / "envs" / "qupath" / "install.sh"
-SPECS: dict[str, TaskSpec] = load_specs(task_specs_root(), "qupath")
+SPECS: dict[str, TaskSpec] = load_tool_specs("qupath")
 SPEC_IDS = sorted(SPECS)
 SANDBOX = {"home": "/home/user", "tmp": "/tmp"}
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from sciagent_gym.tasks.spec import TaskSpecError, load_spec, load_specs, parse_spec
+from sciagent_gym.tasks.spec import TaskSpecError, load_spec, parse_spec
 from sciagent_gym.tasks.task import Task, sample_params
-from sciagent_gym.tools import discover, load_adapter, task_specs_root
+from sciagent_gym.tools import discover, load_adapter, load_tool_specs
 
 REPO = Path(__file__).resolve().parents[1]
 GOOD = {
@@ -88,7 +88,7 @@ def test_instruction_never_sees_gold():
 def test_shipped_specs_all_load_and_stage(tmp_path):
     for tool in discover():
         adapter = load_adapter(tool)
-        specs = load_specs(task_specs_root(), tool)
+        specs = load_tool_specs(tool)
         assert specs, tool
         for spec in specs.values():
             task = Task(spec, 0, adapter.generators, {"work": "/w", "home": "/h", "tmp": "/t"})

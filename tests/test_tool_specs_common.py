@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from sciagent_gym.tasks.spec import load_specs
 from sciagent_gym.tasks.task import Task, sample_params, split_of
-from sciagent_gym.tools import discover, load_adapter, task_specs_root
+from sciagent_gym.tools import discover, load_adapter, load_tool_specs
 
 TOOLS = sorted(discover())
-SPECS = {tool: load_specs(task_specs_root(), tool) for tool in TOOLS}
+SPECS = {tool: load_tool_specs(tool) for tool in TOOLS}
 ALL = [(tool, spec_id) for tool in TOOLS for spec_id in sorted(SPECS[tool])]
 # Tools with a task solved by mouse and keyboard alone (ImageJ's is withdrawn, see README;
 # QuPath's oracles cannot run on these machines).

@@ -36,10 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ToolAdapter
+from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
-    from sciagent_gym.providers.base import Provider
     from sciagent_gym.tasks.task import Task
 
 XPA_NAME = "sciagent"
@@ -274,10 +273,10 @@ class Adapter(ToolAdapter):
     ready_timeout = 30.0
 
     @staticmethod
-    def xpa_dir(provider: Provider) -> str:
+    def xpa_dir(provider: ProgramHost) -> str:
         return f"{provider.paths['tmp']}/xpa"
 
-    def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
+    def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
         work = provider.paths["work"]
         files = task.spec.open if task is not None else []
         opens: list[str] = []
@@ -289,10 +288,10 @@ class Adapter(ToolAdapter):
                 "-unix", "none", "-geometry", "+0+0",
                 "-width", str(CANVAS[0]), "-height", str(CANVAS[1]), *opens]
 
-    def launch_env(self, provider: Provider) -> dict[str, str]:
+    def launch_env(self, provider: ProgramHost) -> dict[str, str]:
         return {"XPA_METHOD": "local", "XPA_TMPDIR": self.xpa_dir(provider)}
 
-    def open_inputs(self, provider: Provider, task: Task) -> None:
+    def open_inputs(self, provider: ProgramHost, task: Task) -> None:
         work = provider.paths["work"]
         lines = []
         for i, name in enumerate(task.spec.open):
@@ -302,7 +301,7 @@ class Adapter(ToolAdapter):
     def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
         return any(w.title == MAIN_TITLE and w.width > 1 and w.height > 1 for w in windows)
 
-    def after_ready(self, provider: Provider, task: Task | None) -> None:
+    def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
         # The window shows before DS9 serves XPA and before it has read the task's files: an
         # answer naming the last file proves both.
         work = provider.paths["work"]
@@ -321,7 +320,7 @@ class Adapter(ToolAdapter):
                                      f"{self.ready_timeout:.0f} s (last answer: {last!r})")
             time.sleep(0.05)
 
-    def restore_in_place(self, provider: Provider, task: Task) -> bool:
+    def restore_in_place(self, provider: ProgramHost, task: Task) -> bool:
         """Set back what a restart would (see :data:`_FRESH`) and reload the task's one input
         file into frame 1 (the file is restaged; loading it re-centres pan and crosshair).
         Refused with any other window open (a dialog, a torn-off menu), with more than one
@@ -339,7 +338,7 @@ class Adapter(ToolAdapter):
              f"fits {work}/{task.spec.open[0]}"]), timeout=60.0)
         return True
 
-    def _run(self, provider: Provider, commands: list[str], mode: str,
+    def _run(self, provider: ProgramHost, commands: list[str], mode: str,
              timeout: float) -> list[tuple[int, int, str]]:
         n = self.next_request_id()
         answer = f"{provider.paths['tmp']}/sciagent-ds9-{n}.answer"
@@ -364,7 +363,7 @@ class Adapter(ToolAdapter):
             raise DS9ScriptError(f"unreadable answer from the XPA client: {text[:300]!r}") \
                 from None
 
-    def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str:
+    def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
         """Run XPA commands (see the module docstring); returns the ``get`` answers, one per
         line. Raises DS9ScriptError at the first failing command."""
         commands = parse_script(code)
@@ -382,7 +381,7 @@ class Adapter(ToolAdapter):
                 if commands[n - 1].startswith("get ") and " > " not in commands[n - 1]]
         return "\n".join(gets)
 
-    def dump_state(self, provider: Provider) -> dict[str, Any]:
+    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
         keys = list(_QUERIES)
         answers = self._run(provider, [f"get {_QUERIES[k]}" for k in keys], "all", 20.0)
         if len(answers) != len(keys):

@@ -19,10 +19,9 @@ import numpy as np
 from sciagent_gym import processes
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ToolAdapter
+from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
-    from sciagent_gym.providers.base import Provider
     from sciagent_gym.tasks.task import Task
 
 IJ_JAR = "/usr/share/java/ij.jar"
@@ -38,7 +37,7 @@ def _help_menu_drawn(frame: np.ndarray, window: WindowInfo) -> bool:
     return bool(strip.size) and bool((strip.max(axis=2) < 100).any())
 
 
-def _titled(provider: Provider, title: str) -> WindowInfo | None:
+def _titled(provider: ProgramHost, title: str) -> WindowInfo | None:
     """The window whose title is exactly ``title`` (ImageJ names image windows by file)."""
     return next((w for w in provider.windows() if w.title == title), None)
 
@@ -50,17 +49,17 @@ class MacroError(ToolScriptError):
 class Adapter(ToolAdapter):
     ready_timeout = 40.0
 
-    def _java(self, provider: Provider) -> list[str]:
+    def _java(self, provider: ProgramHost) -> list[str]:
         home = provider.paths["home"]
         return ["java", f"-Duser.home={home}", "-Xmx1024m", "-Djava.awt.headless=false",
                 "-cp", IJ_JAR, "ij.ImageJ", "-ijpath", f"{home}/.imagej", "-port1"]
 
-    def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
+    def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
         work = provider.paths["work"]
         files = task.spec.open if task is not None else []
         return [*self._java(provider), *(f"{work}/{name}" for name in files)]
 
-    def open_inputs(self, provider: Provider, task: Task) -> None:
+    def open_inputs(self, provider: ProgramHost, task: Task) -> None:
         work = provider.paths["work"]
         # One macro: each -eval call is a JVM start (seconds in an emulated VM). The status
         # bar is cleared as after_ready does after a launch.
@@ -72,7 +71,7 @@ class Adapter(ToolAdapter):
         files = task.spec.open if task is not None else []
         return "ImageJ" in titles and all(name in titles for name in files)
 
-    def after_ready(self, provider: Provider, task: Task | None) -> None:
+    def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
         # ImageJ prints how long opening the image took ("0.03 seconds (9.3 MB/sec)") in its
         # status bar; that text differs between otherwise identical resets. The macro also
         # proves ImageJ has finished starting up: its window can appear with the menu bar
@@ -82,7 +81,7 @@ class Adapter(ToolAdapter):
         self._focus_last_image(provider, task)
 
     @staticmethod
-    def _focus_last_image(provider: Provider, task: Task | None, timeout: float = 3.0) -> None:
+    def _focus_last_image(provider: ProgramHost, task: Task | None, timeout: float = 3.0) -> None:
         """Give the focus to the image opened last, as ImageJ does on most starts. Under load
         the main window sometimes kept it instead, and the start screen then differed in its
         title-bar colours (and in where typed keys go) between identical resets."""
@@ -104,7 +103,7 @@ class Adapter(ToolAdapter):
             pass  # the window manager refused; the screen then shows the other focus
 
     @staticmethod
-    def _lay_out_menu_bar(provider: Provider, attempts: int = 10) -> None:
+    def _lay_out_menu_bar(provider: ProgramHost, attempts: int = 10) -> None:
         """Resize the main window by a pixel until its menu bar shows the Help menu at the
         right edge. One resize made AWT redo a half-built layout most of the time; under load
         the menus could be registered only after it, and the window then kept showing only
@@ -121,7 +120,7 @@ class Adapter(ToolAdapter):
                     return
                 time.sleep(0.05)
 
-    def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str:
+    def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
         """Run an ImageJ macro in the running GUI; returns what it left in ``__out__``.
 
         A macro that fails makes ImageJ open a "Macro Error" dialog instead of answering: that
@@ -146,7 +145,7 @@ class Adapter(ToolAdapter):
                                [*self._java(provider), "-eval", wrapped], done, timeout,
                                MacroError, check)
 
-    def dump_state(self, provider: Provider) -> dict[str, Any]:
+    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
         raw = self.run_script(provider, STATE_MACRO, timeout=20.0)
         try:
             return json.loads(raw)

@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ToolAdapter
+from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
-    from sciagent_gym.providers.base import Provider
     from sciagent_gym.tasks.task import Task
 
 STATE_SCRIPT = (Path(__file__).with_name("state.praat")).read_text()
@@ -60,14 +59,14 @@ def is_error_dialog(window: WindowInfo) -> bool:
 class Adapter(ToolAdapter):
     ready_timeout = 30.0
 
-    def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
+    def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
         # A stale pid file (a killed Praat) makes a new instance refuse to serve --send.
         work = provider.paths["work"]
         files = task.spec.open if task is not None else []
         opens = ["--open", *(f"{work}/{name}" for name in files)] if files else []
         return ["sh", "-c", _LAUNCH, "praat", *opens]
 
-    def open_inputs(self, provider: Provider, task: Task) -> None:
+    def open_inputs(self, provider: ProgramHost, task: Task) -> None:
         work = provider.paths["work"]
         reads = "".join(f"Read from file: {_quote(f'{work}/{name}')}\n" for name in task.spec.open)
         self.run_script(provider, reads + 'out$ = "ok"', timeout=60.0)
@@ -75,7 +74,7 @@ class Adapter(ToolAdapter):
     def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
         return any(w.title == MAIN_TITLE and w.width > 1 and w.height > 1 for w in windows)
 
-    def after_ready(self, provider: Provider, task: Task | None) -> None:
+    def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
         # A script round trip proves Praat serves --send: its window is up before it has
         # written its pid file and installed its message handler, and a message sent earlier
         # is lost. The script also selects the last object, as a click in the list would, so
@@ -105,7 +104,7 @@ class Adapter(ToolAdapter):
                 w.title == MAIN_TITLE and w.active for w in provider.windows()):
             time.sleep(0.02)
 
-    def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str:
+    def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
         """Run a Praat script in the running GUI; returns what it left in ``out$``."""
         tmp = provider.paths["tmp"]
         n = self.next_request_id()
@@ -130,7 +129,7 @@ class Adapter(ToolAdapter):
                         PraatScriptError, check)
         return provider.read_file(out, remove=True) or ""
 
-    def dump_state(self, provider: Provider) -> dict[str, Any]:
+    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
         raw = self.run_script(provider, STATE_SCRIPT, timeout=20.0)
         try:
             return json.loads(raw)

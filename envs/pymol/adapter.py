@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ToolAdapter
+from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
-    from sciagent_gym.providers.base import Provider
     from sciagent_gym.tasks.task import Task
 
 STATE_CODE = Path(__file__).with_name("state_dump.py").read_text()
@@ -67,7 +66,7 @@ class ScriptError(ToolScriptError):
 class Adapter(ToolAdapter):
     ready_timeout = 30.0
 
-    def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
+    def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
         work = provider.paths["work"]
         files = task.spec.open if task is not None else []
         # -R: XML-RPC server; -q: no start-up banner (its text is the same, but quieter);
@@ -75,12 +74,12 @@ class Adapter(ToolAdapter):
         return ["pymol", "-R", "-q", "-W", "1000", "-H", "560", "-X", "0", "-Y", "0",
                 *(f"{work}/{name}" for name in files)]
 
-    def launch_env(self, provider: Provider) -> dict[str, str]:
+    def launch_env(self, provider: ProgramHost) -> dict[str, str]:
         # /usr/bin/pymol runs "python3" from PATH: the system one (with PyMOL and PyQt5).
         return {"PATH": "/usr/bin:/bin", "PYMOL_RPCHOST": "localhost",
                 "QT_X11_NO_MITSHM": "1", "LIBGL_ALWAYS_SOFTWARE": "1"}
 
-    def open_inputs(self, provider: Provider, task: Task) -> None:
+    def open_inputs(self, provider: ProgramHost, task: Task) -> None:
         work = provider.paths["work"]
         code = "".join(f"cmd.load({f'{work}/{name}'!r})\n" for name in task.spec.open)
         self._request(provider, code, timeout=60.0)
@@ -89,13 +88,13 @@ class Adapter(ToolAdapter):
         return any(w.title.startswith(WINDOW_TITLE) and w.width > 1 and w.height > 1
                    for w in windows)
 
-    def after_ready(self, provider: Provider, task: Task | None) -> None:
+    def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
         # The first answer over the channel proves PyMOL has finished starting (and loading
         # the task's files): its window appears before the inputs are read.
         self._request(provider, "__out__ = cmd.get_names('objects')",
                       timeout=self.ready_timeout)
 
-    def run_script(self, provider: Provider, code: str, timeout: float = 30.0) -> str:
+    def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
         """Run PyMOL commands (one per line, as typed at the ``PyMOL>`` prompt) in the GUI.
 
         A script whose first line is ``#python`` is Python instead, with ``cmd`` available;
@@ -108,7 +107,7 @@ class Adapter(ToolAdapter):
         out = self._request(provider, body, timeout)
         return out if isinstance(out, str) else json.dumps(out)
 
-    def _request(self, provider: Provider, code: str, timeout: float) -> Any:
+    def _request(self, provider: ChannelHost, code: str, timeout: float) -> Any:
         tmp = provider.paths["tmp"]
         n = self.next_request_id()
         path = f"{tmp}/sciagent-pymol-{n}.py"
@@ -125,7 +124,7 @@ class Adapter(ToolAdapter):
             raise ScriptError(f"PyMOL request failed: {reply.get('error')}")
         return reply.get("out")
 
-    def dump_state(self, provider: Provider) -> dict[str, Any]:
+    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
         out = self._request(provider, STATE_CODE, timeout=20.0)
         if not isinstance(out, dict):
             raise ScriptError(f"state dump is not an object: {str(out)[:300]}")

@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ToolAdapter
+from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
-    from sciagent_gym.providers.base import Provider
     from sciagent_gym.tasks.task import Task
 
 CHANNEL_CODE = Path(__file__).with_name("channel.py").read_text()
@@ -60,25 +59,25 @@ class Adapter(ToolAdapter):
     ready_timeout = 60.0
 
     @staticmethod
-    def channel_dir(provider: Provider) -> str:
+    def channel_dir(provider: ProgramHost) -> str:
         return f"{provider.paths['tmp']}/sciagent-qgis"
 
-    def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
+    def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
         code_path = f"{provider.paths['tmp']}/sciagent-qgis-channel.py"
         return ["sh", "-c", _LAUNCH, "qgis-launch", CHANNEL_CODE, code_path,
                 json.dumps(self._input_paths(provider, task))]
 
-    def launch_env(self, provider: Provider) -> dict[str, str]:
+    def launch_env(self, provider: ProgramHost) -> dict[str, str]:
         return {"SCIAGENT_QGIS_CHANNEL": self.channel_dir(provider),
                 "XDG_RUNTIME_DIR": f"{provider.paths['tmp']}/runtime-user",
                 "QT_X11_NO_MITSHM": "1", "LIBGL_ALWAYS_SOFTWARE": "1",
                 "QGIS_DISABLE_MESSAGE_HOOKS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
-    def _input_paths(self, provider: Provider, task: Task | None) -> list[str]:
+    def _input_paths(self, provider: ProgramHost, task: Task | None) -> list[str]:
         work = provider.paths["work"]
         return [f"{work}/{name}" for name in (task.spec.open if task is not None else ())]
 
-    def open_inputs(self, provider: Provider, task: Task) -> None:
+    def open_inputs(self, provider: ProgramHost, task: Task) -> None:
         paths = self._input_paths(provider, task)
         self._request(provider, f"open_inputs({paths!r})", timeout=60.0)
 
@@ -86,7 +85,7 @@ class Adapter(ToolAdapter):
         return any(w.title.endswith(TITLE_SUFFIX) and w.width > 600 and w.height > 400
                    for w in windows)
 
-    def after_ready(self, provider: Provider, task: Task | None) -> None:
+    def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
         # The main window shows before the channel runs and before the inputs are open: wait
         # for an answer that says they are, and for the map to finish drawing.
         want = len(task.spec.open) if task is not None else 0
@@ -105,13 +104,13 @@ class Adapter(ToolAdapter):
                                   f"(last probe: {probe}); output:\n{provider.app_log_tail()}")
             time.sleep(0.05)
 
-    def run_script(self, provider: Provider, code: str, timeout: float = 60.0) -> str:
+    def run_script(self, provider: ChannelHost, code: str, timeout: float = 60.0) -> str:
         """Run Python in QGIS's GUI thread (``project``, ``iface``, ``canvas``, ``Qgs*`` at
         hand); returns what it leaves in ``__out__`` (as JSON text unless it is a string)."""
         out = self._request(provider, code, timeout)
         return out if isinstance(out, str) else json.dumps(out)
 
-    def _request(self, provider: Provider, code: str, timeout: float) -> Any:
+    def _request(self, provider: ChannelHost, code: str, timeout: float) -> Any:
         n = self.next_request_id()
         channel = self.channel_dir(provider)
         before = {w.id for w in provider.windows()}
@@ -144,7 +143,7 @@ class Adapter(ToolAdapter):
             raise ScriptError(f"QGIS request failed:\n{reply.get('error')}")
         return reply.get("out")
 
-    def dump_state(self, provider: Provider) -> dict[str, Any]:
+    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
         out = self._request(provider, STATE_CODE, timeout=30.0)
         if not isinstance(out, dict):
             raise ScriptError(f"state dump is not an object: {str(out)[:300]}")

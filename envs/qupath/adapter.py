@@ -32,10 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import MissingProgramError, ToolScriptError
-from sciagent_gym.tools import ToolAdapter
+from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
-    from sciagent_gym.providers.base import Provider
     from sciagent_gym.tasks.task import Task
 
 HERE = Path(__file__).parent
@@ -175,10 +174,10 @@ class Adapter(ToolAdapter):
         return [] if str(root).startswith("/usr/") else [str(root)]
 
     # -- launch ---------------------------------------------------------------------------
-    def channel_dir(self, provider: Provider) -> str:
+    def channel_dir(self, provider: ProgramHost) -> str:
         return f"{provider.paths['tmp']}/{CHANNEL_DIR}"
 
-    def launch_argv(self, provider: Provider, task: Task | None) -> list[str]:
+    def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
         work = provider.paths["work"]
         stage = stage_of(task) if task is not None else None
         image = stage["image"] if stage else ""
@@ -186,7 +185,7 @@ class Adapter(ToolAdapter):
                 self.channel_dir(provider), json.dumps(stage) if stage else "", MAKE_PROJECT,
                 CHANNEL_SCRIPT, f"{work}/{PROJECT_DIR}", image, work]
 
-    def launch_env(self, provider: Provider) -> dict[str, str]:
+    def launch_env(self, provider: ProgramHost) -> dict[str, str]:
         home, chan = provider.paths["home"], self.channel_dir(provider)
         options = [f"-Duser.home={home}", f"-Dqupath.prefs.name={PREFS_NODE}",
                    f"-Dqupath.startup.script={chan}/channel.groovy", f"-Dsciagent.channel={chan}",
@@ -204,7 +203,7 @@ class Adapter(ToolAdapter):
                 return True
         return False
 
-    def after_ready(self, provider: Provider, task: Task | None) -> None:
+    def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
         # The first answer proves the startup script runs and the image is open; then the
         # "Running startup script" notification is closed so every reset looks the same.
         name = self.run_script(provider, _PROBE, timeout=60.0)
@@ -217,7 +216,7 @@ class Adapter(ToolAdapter):
                 provider.activate_window(window.id)
                 break
 
-    def open_inputs(self, provider: Provider, task: Task) -> None:
+    def open_inputs(self, provider: ProgramHost, task: Task) -> None:
         stage = stage_of(task)
         if stage is None:
             return
@@ -243,7 +242,7 @@ return "ok"
         self.run_script(provider, code, timeout=120.0)
 
     # -- channel --------------------------------------------------------------------------
-    def run_script(self, provider: Provider, code: str, timeout: float = 60.0) -> str:
+    def run_script(self, provider: ChannelHost, code: str, timeout: float = 60.0) -> str:
         """Run Groovy in the running QuPath (as its script editor would: the current project
         and image, QPEx's methods); returns the script's value as text."""
         n = self.next_request_id()
@@ -262,7 +261,7 @@ return "ok"
         out = reply.get("out")
         return "" if out is None else str(out)
 
-    def dump_state(self, provider: Provider) -> dict[str, Any]:
+    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
         raw = self.run_script(provider, STATE_SCRIPT, timeout=60.0)
         try:
             state = json.loads(raw)

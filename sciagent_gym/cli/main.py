@@ -13,14 +13,14 @@ from sciagent_gym import __version__
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from sciagent_gym.tasks.spec import count_variants, load_specs
-    from sciagent_gym.tools import discover, task_specs_root
+    from sciagent_gym.tasks.spec import count_variants
+    from sciagent_gym.tools import discover, load_tool_specs
 
     rows = []
     for name, info in discover().items():
         if args.tool and name != args.tool:
             continue
-        specs = load_specs(task_specs_root(), name)
+        specs = load_tool_specs(name)
         rows.append({"env_id": info.env_id, "tool": name, "domain": info.domain,
                      "tasks": [{"id": s.id, "title": s.title, "difficulty": s.difficulty,
                                 "modality": s.modality, "heldout": s.heldout,

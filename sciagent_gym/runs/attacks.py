@@ -29,7 +29,7 @@ from typing import Any
 import gymnasium as gym
 
 from sciagent_gym.evaluation import evaluate
-from sciagent_gym.tools import load_adapter, task_specs_root
+from sciagent_gym.tools import load_adapter, load_tool_specs
 
 #: Where answer files of the tools' state channels were written before the zones existed; a
 #: forging agent plants files under every one of these names.
@@ -481,9 +481,8 @@ ATTACKS = {a.name: a for a in CATALOGUE}
 def attack_task(tool: str) -> str:
     """The task the catalogue runs on: the first by id. The env is made with the ``gui+cli``
     modality, so the shell attacks reach the agent zone whatever the task declares."""
-    from sciagent_gym.tasks.spec import load_specs
 
-    specs = load_specs(task_specs_root(), tool)
+    specs = load_tool_specs(tool)
     if not specs:
         raise ValueError(f"{tool} has no tasks")
     return sorted(specs)[0]

@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from sciagent_gym.evaluation import FinalState, evaluate
-from sciagent_gym.tasks.spec import load_specs
 from sciagent_gym.tasks.task import Task
-from sciagent_gym.tools import discover, load_adapter, task_specs_root
+from sciagent_gym.tools import discover, load_adapter, load_tool_specs
 
 
 def find_episodes(run_dir: str | Path) -> list[Path]:
@@ -69,7 +68,7 @@ def rescore(run_dir: str | Path) -> list[Rescored]:
                 continue
             tool = result["task_id"].split("/", 1)[0]
             if tool not in specs_by_tool:
-                specs_by_tool[tool] = (load_specs(task_specs_root(), tool), load_adapter(tool))
+                specs_by_tool[tool] = (load_tool_specs(tool), load_adapter(tool))
             specs, adapter = specs_by_tool[tool]
             paths = result.get("paths") or {"home": "/home/user", "work": "/home/user/work",
                                             "tmp": "/tmp"}

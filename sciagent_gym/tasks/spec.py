@@ -328,13 +328,11 @@ def load_spec(path: str | Path) -> TaskSpec:
 
 
 def load_specs(root: Path, tool: str | None = None) -> dict[str, TaskSpec]:
-    """All specs under ``root`` (one folder per tool), by task id."""
-    from sciagent_gym.tools import load_tool_getters
-
+    """All specs under ``root`` (one folder per tool), by task id. The getters their criteria
+    name must be registered first: :func:`sciagent_gym.tools.load_tool_specs` does both."""
     specs: dict[str, TaskSpec] = {}
     folders = [root / tool] if tool else sorted(p for p in root.iterdir() if p.is_dir())
     for folder in folders:
-        load_tool_getters(folder.name)
         for path in sorted(folder.glob("*.json")):
             spec = load_spec(path)
             specs[spec.id] = spec

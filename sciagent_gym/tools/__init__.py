@@ -1,0 +1,24 @@
+"""Tools: a folder ``envs/<tool>/`` (``tool.json``, ``adapter.py``, ``data.py``, ``getters.py``,
+``snapshot/``) plus ``task_specs/<tool>/``, found by :func:`discover` and driven through its
+:class:`ToolAdapter`.
+
+``discovery`` reads the folders; ``adapter`` is the base class every tool's ``Adapter``
+subclasses; ``host`` types what an adapter may ask of the machine its program runs on.
+"""
+
+from sciagent_gym.tools.adapter import ToolAdapter, load_adapter
+from sciagent_gym.tools.discovery import (
+    Requirement,
+    ToolInfo,
+    discover,
+    envs_root,
+    load_tool_getters,
+    load_tool_specs,
+    task_specs_root,
+    tool_info,
+)
+from sciagent_gym.tools.host import ChannelHost, ProgramHost
+
+__all__ = ["ChannelHost", "ProgramHost", "Requirement", "ToolAdapter", "ToolInfo", "discover",
+           "envs_root", "load_adapter", "load_tool_getters", "load_tool_specs",
+           "task_specs_root", "tool_info"]

@@ -1,0 +1,152 @@
+"""The adapter of one tool: what the core needs to know about its program.
+
+Hooks take the machine the program runs on as a :class:`~sciagent_gym.tools.host.ProgramHost`
+(launch and reset hooks, host side: the local and remote providers) or a
+:class:`~sciagent_gym.tools.host.ChannelHost` (state-channel hooks, which the control server
+also calls with its own machine inside a guest).
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.controller.windows import WindowInfo
+from sciagent_gym.errors import SciAgentError
+from sciagent_gym.tools.discovery import ToolInfo, load_tool_getters, tool_info
+from sciagent_gym.tools.host import ChannelHost, ProgramHost
+
+if TYPE_CHECKING:
+    from sciagent_gym.tasks.task import Task
+
+
+def load_adapter(name: str, getters: bool = True) -> ToolAdapter:
+    """The tool's adapter; ``getters=False`` skips its evaluator getters (the control server
+    needs only the adapter's state channel)."""
+    info = tool_info(name)
+    if getters:
+        load_tool_getters(name)
+    module = importlib.import_module(f"sciagent_gym.envs.{name}.adapter")
+    return module.Adapter(info)
+
+
+class ToolAdapter:
+    """What the core needs to know about one program. Subclasses stay thin."""
+
+    #: Seconds to wait for the program's main window after launch.
+    ready_timeout: float = 30.0
+
+    def __init__(self, info: ToolInfo) -> None:
+        self.info = info
+        self._requests = itertools.count(1)
+
+    def next_request_id(self) -> str:
+        """A fresh name for one state-channel request (its request and answer files): a
+        number and 64 random bits, so no process can guess and plant an answer in advance
+        (the files live in the program zone's private /tmp, which the agent zone never sees;
+        this guards against what the program's own console could do)."""
+        return f"{next(self._requests)}-{secrets.token_hex(8)}"
+
+    @property
+    def generators(self) -> dict[str, Callable[..., dict[str, Any]]]:
+        """``GENERATORS`` of the tool's ``data.py``, imported on first use: the control server
+        in a guest runs adapters without numpy or scikit-image."""
+        if not (self.info.folder / "data.py").is_file():
+            return {}
+        return importlib.import_module(f"sciagent_gym.envs.{self.name}.data").GENERATORS
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def snapshot_dir(self) -> Path:
+        """The home directory every episode starts from (copied on each reset)."""
+        return self.info.folder / "snapshot" / "home"
+
+    def check_installed(self) -> None:
+        """Raise MissingProgramError naming the package if a required program is absent."""
+        for req in self.info.requires:
+            if req.missing():
+                raise req.error()
+
+    # -- hooks for subclasses ----------------------------------------------------------------
+    def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
+        """The command that starts the program inside the sandbox for ``task`` (with its
+        inputs open), or with nothing open when ``task`` is None (a VM snapshot's start)."""
+        raise NotImplementedError
+
+    def open_inputs(self, provider: ProgramHost, task: Task) -> None:
+        """Open ``task``'s inputs in the already running program (after a VM snapshot restore,
+        where the program is up but no task was staged yet)."""
+        raise NotImplementedError(f"{self.name} cannot open a task's inputs in a running "
+                                  "program; use a provider that restarts it")
+
+    def launch_env(self, provider: ProgramHost) -> dict[str, str]:
+        return {}
+
+    def sandbox_ro_binds(self) -> list[str]:
+        """Host directories the sandbox must show read-only at the same path (a program
+        installed outside /usr, which every sandbox sees)."""
+        return []
+
+    def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
+        """True once the program shows what the task starts from (with ``task`` None: once
+        its main window is up)."""
+        raise NotImplementedError
+
+    def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
+        """Last touches once the window is up (e.g. clear timing text) so resets are identical."""
+
+    def restore_in_place(self, provider: ProgramHost, task: Task) -> bool:
+        """Put the running program back where a fresh launch with ``task``'s (already
+        restaged) inputs leaves it, before ``setup.script``, without restarting it: the env's
+        ``soft_reset`` option. False when this tool cannot, or not from the state it is in;
+        the env then restarts the program as usual."""
+        return False
+
+    def apply_start_state(self, provider: ProgramHost, task: Task | None) -> None:
+        """Run the spec's ``setup.script`` (e.g. a state-control task's random initial toggle
+        states) through the scripting channel, once the program is ready."""
+        script = task.setup_script if task is not None else ""
+        if script.strip():
+            self.run_script(provider, script)
+
+    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
+        """The program's internal state through its own scripting channel, as JSON data."""
+        raise NotImplementedError
+
+    def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str | None:
+        """Run code in the program's own scripting language (oracles); returns its answer."""
+        raise NotImplementedError
+
+    # -- shared plumbing for state channels ---------------------------------------------------
+    def run_client(self, provider: ChannelHost, name: str, argv: list[str], answer: str,
+                   timeout: float, error: type[SciAgentError] = SciAgentError,
+                   check: Callable[[], None] | None = None, poll: float = 0.02) -> str:
+        """Start a channel client ``argv`` in the sandbox and wait for its answer file.
+
+        The program writes ``answer`` (a path in the sandbox) only once the reply is complete
+        (written elsewhere, then renamed), so the first read that finds it is whole. ``check``
+        runs between polls and raises to give up early (e.g. when the program showed an error
+        dialog instead of answering). The client is always ended, answered or not.
+        """
+        timeout *= provider.ready_scale
+        provider.spawn_in_sandbox(name, argv)
+        try:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                text = provider.read_file(answer, remove=True)
+                if text is not None:
+                    return text
+                if check is not None:
+                    check()
+                time.sleep(poll)
+            raise error(f"{self.info.display_name} gave no answer within {timeout:.0f}s")
+        finally:
+            provider.kill_in_sandbox(name)

@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 import tifffile
 
-from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, evaluate, resolve
+from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, evaluate
 from sciagent_gym.tasks.spec import TaskSpec
 from sciagent_gym.tasks.task import Task, sample_params
+from sciagent_gym.tasks.templating import resolve
 from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
 
 load_tool_getters("imagej")  # registers imagej_roi etc. under their canonical module name

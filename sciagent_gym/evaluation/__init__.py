@@ -16,7 +16,6 @@ from .evaluator import (
 from .getters import GETTERS, GetterError, register
 from .getters.commands import LIVE_GETTERS, commands_needed
 from .state import FinalState
-from .templating import resolve
 
 __all__ = [
     "CHEAP_GETTERS",
@@ -35,5 +34,4 @@ __all__ = [
     "parse_criteria",
     "register",
     "register_check",
-    "resolve",
 ]

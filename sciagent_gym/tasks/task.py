@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 import tifffile
 
-from sciagent_gym.evaluation import Criterion, resolve
+from sciagent_gym.evaluation import Criterion
 from sciagent_gym.processes import owned_tempdir
 from sciagent_gym.tasks.spec import TaskSpec, TaskSpecError
+from sciagent_gym.tasks.templating import resolve
 
 SPLITS = {"train": (0.0, 0.8), "val": (0.8, 0.9), "test": (0.9, 1.0)}
 #: The task-level split: only task families whose spec says ``heldout: true``.

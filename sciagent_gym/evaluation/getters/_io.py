@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._dotted import LookupFailure, dotted_get
+from ..dotted import LookupFailure, dotted_get
 from .registry import GetterError
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._dotted import LookupFailure, dotted_get
+from ..dotted import LookupFailure, dotted_get
 from .registry import GetterError, register
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ import string
 from collections.abc import Mapping
 from typing import Any
 
-from ._dotted import LookupFailure, describe_keys, dotted_get
-from .evaluator import SpecError
+from sciagent_gym.errors import SpecError
+from sciagent_gym.evaluation.dotted import LookupFailure, describe_keys, dotted_get
 
 _WHOLE = re.compile(r"\$([A-Za-z_]\w*(?:\.[\w-]+)*)")
 _FIELD = re.compile(r"[A-Za-z_]\w*(?:\.[\w-]+)*")

@@ -22,7 +22,6 @@ from sciagent_gym.evaluation import (
     SpecError,
     evaluate,
     parse_criteria,
-    resolve,
 )
 from sciagent_gym.evaluation.checks import (
     contains,
@@ -40,6 +39,7 @@ from sciagent_gym.evaluation.checks import (
     text,
     unchanged,
 )
+from sciagent_gym.tasks.templating import resolve
 
 IJ_CSV = (
     " ,Area,Mean,X,Y\n"

@@ -25,10 +25,61 @@ from sciagent_gym.controller.clipboard import Clipboard
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.controller.windows import WindowLister
 from sciagent_gym.controller.x11 import X11Controller
-from sciagent_gym.server import backend, win32
-from sciagent_gym.server.files import PathRefused, TreeLimits
+from sciagent_gym.server import backend
+from sciagent_gym.server.files import PathRefused, TreeLimits, windows_unsafe
 from sciagent_gym.server.machine import Machine
-from sciagent_gym.server.win32 import Win32Machine
+from sciagent_gym.server.win32 import machine as win32_machine
+from sciagent_gym.server.win32 import winapi
+from sciagent_gym.server.win32.clipboard import Win32Clipboard
+from sciagent_gym.server.win32.controller import SendInputController
+from sciagent_gym.server.win32.inputs import (
+    INPUT,
+    INPUT_KEYBOARD,
+    INPUT_MOUSE,
+    KEYBDINPUT,
+    KEYEVENTF_EXTENDEDKEY,
+    KEYEVENTF_KEYUP,
+    KEYEVENTF_UNICODE,
+    MOUSEEVENTF_ABSOLUTE,
+    MOUSEEVENTF_HWHEEL,
+    MOUSEEVENTF_MOVE,
+    MOUSEEVENTF_VIRTUALDESK,
+    MOUSEEVENTF_WHEEL,
+    MOUSEINPUT,
+    absolute_coords,
+    button_event,
+    key_events,
+    move_event,
+    tap_events,
+    text_events,
+    wheel_events,
+)
+from sciagent_gym.server.win32.keys import (
+    CHAR_VK,
+    NAMED_VK,
+    UNICODE_KEYS,
+    VK_MENU,
+    VK_RETURN,
+    vk_for_key,
+)
+from sciagent_gym.server.win32.machine import Win32Machine, protocol_path
+from sciagent_gym.server.win32.processes import (
+    CREATE_NEW_PROCESS_GROUP,
+    CREATE_NO_WINDOW,
+    Win32ProcessTable,
+    decode_output,
+    shell_command_line,
+    taskkill_argv,
+)
+from sciagent_gym.server.win32.winapi import PROTOTYPES
+from sciagent_gym.server.win32.windows import (
+    DWMWA_CLOAKED,
+    DWMWA_EXTENDED_FRAME_BOUNDS,
+    WM_CLOSE,
+    WS_EX_TOOLWINDOW,
+    Win32Windows,
+    window_type,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="checks the non-Windows side")
 
@@ -41,7 +92,7 @@ def test_module_imports_and_refuses_to_construct_off_windows(tmp_path):
     with pytest.raises(RuntimeError, match="Windows"):
         Win32Machine("win32", str(tmp_path))
     with pytest.raises(RuntimeError, match="Windows"):
-        win32.win_api()
+        winapi.win_api()
     assert not (tmp_path / "work").exists()  # refused before touching anything
 
 
@@ -91,10 +142,10 @@ def test_expected_members_are_there():
 
 
 @pytest.mark.parametrize(("x11", "ours", "methods"), [
-    (X11Controller, win32.SendInputController,
+    (X11Controller, SendInputController,
      ["grab", "execute", "release_all", "expose_all", "pointer", "close"]),
-    (WindowLister, win32.Win32Windows, ["list", "close_window", "activate", "nudge", "close"]),
-    (Clipboard, win32.Win32Clipboard, ["get", "set", "close"]),
+    (WindowLister, Win32Windows, ["list", "close_window", "activate", "nudge", "close"]),
+    (Clipboard, Win32Clipboard, ["get", "set", "close"]),
 ])
 def test_parts_offer_what_machine_calls_on_them(x11, ours, methods):
     for name in methods:
@@ -105,16 +156,16 @@ def test_parts_offer_what_machine_calls_on_them(x11, ours, methods):
 def test_every_key_name_maps_to_a_virtual_key():
     missing = []
     for name in keys.KEY_NAMES:
-        stroke = win32.vk_for_key(name)
+        stroke = vk_for_key(name)
         if stroke is None:
             missing.append(name)
             continue
         vk, shift = stroke
         assert 1 <= vk <= 254, (name, vk)
         assert isinstance(shift, bool)
-    assert set(missing) == UNICODE_ONLY == set(win32.UNICODE_KEYS)
+    assert set(missing) == UNICODE_ONLY == set(UNICODE_KEYS)
     # The tables hold nothing but canonical names.
-    assert set(win32.NAMED_VK) | set(win32.UNICODE_KEYS) | set(win32.CHAR_VK) \
+    assert set(NAMED_VK) | set(UNICODE_KEYS) | set(CHAR_VK) \
         == set(keys.KEY_NAMES)
 
 
@@ -129,25 +180,25 @@ def test_every_key_name_maps_to_a_virtual_key():
     ("num7", (0x67, False)), ("divide", (0x6F, False)), ("volumeup", (0xAF, False)),
 ])
 def test_key_examples(key, stroke):
-    assert win32.vk_for_key(key) == stroke
+    assert vk_for_key(key) == stroke
 
 
 def test_tap_holds_shift_for_shifted_characters_and_hotkeys_do_not():
     def strokes(events):
-        return [(e.ki.wVk, bool(e.ki.dwFlags & win32.KEYEVENTF_KEYUP)) for e in events]
+        return [(e.ki.wVk, bool(e.ki.dwFlags & KEYEVENTF_KEYUP)) for e in events]
 
-    assert strokes(win32.tap_events("A")) == [(0x10, False), (0x41, False), (0x41, True),
-                                              (0x10, True)]
-    assert strokes(win32.tap_events("a")) == [(0x41, False), (0x41, True)]
-    assert strokes(win32.key_events("A", up=False)) == [(0x41, False)]
-    yen = win32.tap_events("yen")
+    assert strokes(tap_events("A")) == [(0x10, False), (0x41, False), (0x41, True),
+                                        (0x10, True)]
+    assert strokes(tap_events("a")) == [(0x41, False), (0x41, True)]
+    assert strokes(key_events("A", up=False)) == [(0x41, False)]
+    yen = tap_events("yen")
     assert [(e.ki.wScan, e.ki.dwFlags) for e in yen] == [
-        (0xA5, win32.KEYEVENTF_UNICODE), (0xA5, win32.KEYEVENTF_UNICODE | win32.KEYEVENTF_KEYUP)]
+        (0xA5, KEYEVENTF_UNICODE), (0xA5, KEYEVENTF_UNICODE | KEYEVENTF_KEYUP)]
 
 
 def test_extended_flag_on_navigation_keys_only():
     def extended(key):
-        return bool(win32.key_events(key, up=False)[0].ki.dwFlags & win32.KEYEVENTF_EXTENDEDKEY)
+        return bool(key_events(key, up=False)[0].ki.dwFlags & KEYEVENTF_EXTENDEDKEY)
 
     for key in ("up", "down", "left", "right", "home", "end", "pageup", "pagedown", "insert",
                 "delete", "ctrlright", "altright", "win", "divide", "numlock", "printscreen"):
@@ -157,61 +208,61 @@ def test_extended_flag_on_navigation_keys_only():
 
 
 def test_scan_codes_are_passed_through():
-    event = win32.key_events("a", up=True, scan_of=lambda vk: vk + 1)[0]
-    assert (event.ki.wVk, event.ki.wScan, event.ki.dwFlags) == (0x41, 0x42, win32.KEYEVENTF_KEYUP)
+    event = key_events("a", up=True, scan_of=lambda vk: vk + 1)[0]
+    assert (event.ki.wVk, event.ki.wScan, event.ki.dwFlags) == (0x41, 0x42, KEYEVENTF_KEYUP)
 
 
 # -- text and mouse events -------------------------------------------------------------------
 def test_text_is_unicode_packets_except_newline_tab_backspace():
-    groups = win32.text_events("a\n\U0001F600")
+    groups = text_events("a\n\U0001F600")
     assert [(e.type, e.ki.wVk, e.ki.wScan, e.ki.dwFlags) for e in groups[0]] == [
-        (win32.INPUT_KEYBOARD, 0, ord("a"), win32.KEYEVENTF_UNICODE),
-        (win32.INPUT_KEYBOARD, 0, ord("a"), win32.KEYEVENTF_UNICODE | win32.KEYEVENTF_KEYUP)]
+        (INPUT_KEYBOARD, 0, ord("a"), KEYEVENTF_UNICODE),
+        (INPUT_KEYBOARD, 0, ord("a"), KEYEVENTF_UNICODE | KEYEVENTF_KEYUP)]
     assert [(e.ki.wVk, e.ki.dwFlags) for e in groups[1]] == [
-        (win32.VK_RETURN, 0), (win32.VK_RETURN, win32.KEYEVENTF_KEYUP)]
+        (VK_RETURN, 0), (VK_RETURN, KEYEVENTF_KEYUP)]
     # Outside the BMP: a surrogate pair, each unit pressed and released.
     assert [e.ki.wScan for e in groups[2]] == [0xD83D, 0xD83D, 0xDE00, 0xDE00]
     assert len(groups) == 3
 
 
 def test_wheel_signs_and_buttons():
-    events = win32.wheel_events(dy=2, dx=-1)
+    events = wheel_events(dy=2, dx=-1)
     assert [(e.type, e.mi.dwFlags, e.mi.mouseData) for e in events] == [
-        (win32.INPUT_MOUSE, win32.MOUSEEVENTF_WHEEL, 120),
-        (win32.INPUT_MOUSE, win32.MOUSEEVENTF_WHEEL, 120),
-        (win32.INPUT_MOUSE, win32.MOUSEEVENTF_HWHEEL, 0xFFFFFFFF - 119)]  # -120 as a DWORD
-    assert win32.wheel_events(dy=-1, dx=0)[0].mi.mouseData == (-120) & 0xFFFFFFFF
-    assert win32.button_event("right", True).mi.dwFlags == 0x0008
-    assert win32.button_event("middle", False).mi.dwFlags == 0x0040
+        (INPUT_MOUSE, MOUSEEVENTF_WHEEL, 120),
+        (INPUT_MOUSE, MOUSEEVENTF_WHEEL, 120),
+        (INPUT_MOUSE, MOUSEEVENTF_HWHEEL, 0xFFFFFFFF - 119)]  # -120 as a DWORD
+    assert wheel_events(dy=-1, dx=0)[0].mi.mouseData == (-120) & 0xFFFFFFFF
+    assert button_event("right", True).mi.dwFlags == 0x0008
+    assert button_event("middle", False).mi.dwFlags == 0x0040
 
 
 def test_move_event_is_absolute_on_the_virtual_desktop():
-    event = win32.move_event(1279, 799, (0, 0, 1280, 800))
+    event = move_event(1279, 799, (0, 0, 1280, 800))
     assert event.mi.dwFlags == 0x0001 | 0x8000 | 0x4000
-    assert (event.mi.dx, event.mi.dy) == win32.absolute_coords(1279, 799, 0, 0, 1280, 800)
+    assert (event.mi.dx, event.mi.dy) == absolute_coords(1279, 799, 0, 0, 1280, 800)
 
 
 @pytest.mark.skipif(ctypes.sizeof(ctypes.c_void_p) != 8, reason="64-bit layout")
 def test_input_structures_have_the_windows_x64_layout():
-    assert ctypes.sizeof(win32.MOUSEINPUT) == 32
-    assert ctypes.sizeof(win32.KEYBDINPUT) == 24
-    assert ctypes.sizeof(win32.INPUT) == 40  # sizeof(INPUT) passed to SendInput on x64
-    assert win32.INPUT.u.offset == 8
+    assert ctypes.sizeof(MOUSEINPUT) == 32
+    assert ctypes.sizeof(KEYBDINPUT) == 24
+    assert ctypes.sizeof(INPUT) == 40  # sizeof(INPUT) passed to SendInput on x64
+    assert INPUT.u.offset == 8
 
 
 # -- coordinates -----------------------------------------------------------------------------
 def test_absolute_corners():
-    assert win32.absolute_coords(0, 0, 0, 0, 1280, 800) == (0, 0)
-    nx, ny = win32.absolute_coords(1279, 799, 0, 0, 1280, 800)
+    assert absolute_coords(0, 0, 0, 0, 1280, 800) == (0, 0)
+    nx, ny = absolute_coords(1279, 799, 0, 0, 1280, 800)
     assert 65000 < nx <= 65535 and 65000 < ny <= 65535
-    assert win32.absolute_coords(5000, -10, 0, 0, 1280, 800) == (65535, 0)  # clamped
+    assert absolute_coords(5000, -10, 0, 0, 1280, 800) == (65535, 0)  # clamped
 
 
 @pytest.mark.parametrize("size", [640, 800, 1024, 1280, 1366, 1920, 2560, 3840])
 def test_every_pixel_maps_back_to_itself(size):
     """Windows maps n to n * size / 65536 (floored; rounding gives the same pixel too)."""
     for x in range(size):
-        n, _ = win32.absolute_coords(x, 0, 0, 0, size, size)
+        n, _ = absolute_coords(x, 0, 0, 0, size, size)
         assert 0 <= n <= 65535
         assert n * size // 65536 == x
         assert round(n * size / 65536) == x
@@ -219,34 +270,34 @@ def test_every_pixel_maps_back_to_itself(size):
 
 def test_virtual_screen_with_a_monitor_left_of_the_primary():
     left, width = -1920, 1920 + 1280  # our screen (the primary) starts at virtual x 1920
-    n, _ = win32.absolute_coords(0, 0, left, 0, width, 800)
+    n, _ = absolute_coords(0, 0, left, 0, width, 800)
     assert left + n * width // 65536 == 0
-    n, _ = win32.absolute_coords(1279, 0, left, 0, width, 800)
+    n, _ = absolute_coords(1279, 0, left, 0, width, 800)
     assert left + n * width // 65536 == 1279
 
 
 # -- programs --------------------------------------------------------------------------------
 def test_taskkill_argv():
-    assert win32.taskkill_argv(1234, system_root=r"C:\Windows") == [
+    assert taskkill_argv(1234, system_root=r"C:\Windows") == [
         r"C:\Windows\System32\taskkill.exe", "/PID", "1234", "/T", "/F"]
-    assert win32.taskkill_argv(7, system_root=r"D:\WINNT")[0] == r"D:\WINNT\System32\taskkill.exe"
+    assert taskkill_argv(7, system_root=r"D:\WINNT")[0] == r"D:\WINNT\System32\taskkill.exe"
 
 
 def test_shell_command_line_keeps_inner_quotes_verbatim():
     cmd = r"C:\Windows\System32\cmd.exe"
-    assert win32.shell_command_line('echo "a b" & dir', comspec=cmd) == \
+    assert shell_command_line('echo "a b" & dir', comspec=cmd) == \
         r'"C:\Windows\System32\cmd.exe" /d /s /c "echo "a b" & dir"'
 
 
 def test_creation_flags():
-    assert win32.CREATE_NEW_PROCESS_GROUP == 0x00000200  # winbase.h
-    assert win32.CREATE_NO_WINDOW == 0x08000000
+    assert CREATE_NEW_PROCESS_GROUP == 0x00000200  # winbase.h
+    assert CREATE_NO_WINDOW == 0x08000000
 
 
 def test_decode_output():
-    assert win32.decode_output("héllo".encode()) == "héllo"
-    assert win32.decode_output("é!".encode()[1:]) == "!"  # a tail cut inside a character
-    assert win32.decode_output(b"caf\xe9") == "caf\xe9"  # not UTF-8: the legacy code page
+    assert decode_output("héllo".encode()) == "héllo"
+    assert decode_output("é!".encode()[1:]) == "!"  # a tail cut inside a character
+    assert decode_output(b"caf\xe9") == "caf\xe9"  # not UTF-8: the legacy code page
 
 
 def _wait(condition, timeout: float = 5.0) -> None:
@@ -263,7 +314,7 @@ def _posix_kill(proc: subprocess.Popen) -> None:
 
 @pytest.fixture
 def table():
-    t = win32.Win32ProcessTable(creationflags=0, kill_tree=_posix_kill)
+    t = Win32ProcessTable(creationflags=0, kill_tree=_posix_kill)
     yield t
     t.kill_all()
 
@@ -300,28 +351,28 @@ def test_process_table_run(table, tmp_path):
 
 # -- windows, paths, trees -------------------------------------------------------------------
 def test_window_type():
-    assert win32.window_type("#32770", False, 0) == "dialog"
-    assert win32.window_type("SunAwtDialog", True, 0) == "dialog"
-    assert win32.window_type("Chrome_WidgetWin_1", False, win32.WS_EX_TOOLWINDOW) == "utility"
-    assert win32.window_type("OriginPro", False, 0) == "normal"
+    assert window_type("#32770", False, 0) == "dialog"
+    assert window_type("SunAwtDialog", True, 0) == "dialog"
+    assert window_type("Chrome_WidgetWin_1", False, WS_EX_TOOLWINDOW) == "utility"
+    assert window_type("OriginPro", False, 0) == "normal"
 
 
 def test_protocol_path():
-    assert win32.protocol_path(r"C:\sciagent", "C:") == "/sciagent"
-    assert win32.protocol_path("c:/sciagent/work/", "C:") == "/sciagent/work"
-    assert win32.protocol_path("/sciagent", "D:") == "/sciagent"
-    assert win32.protocol_path("\\sciagent\\tmp", "C:") == "/sciagent/tmp"
+    assert protocol_path(r"C:\sciagent", "C:") == "/sciagent"
+    assert protocol_path("c:/sciagent/work/", "C:") == "/sciagent/work"
+    assert protocol_path("/sciagent", "D:") == "/sciagent"
+    assert protocol_path("\\sciagent\\tmp", "C:") == "/sciagent/tmp"
     for bad, drive in (("sciagent", "C:"), ("C:sciagent", "C:"), (r"D:\sciagent", "C:"),
                        (r"\\host\share\sciagent", "C:")):
         with pytest.raises(ValueError):
-            win32.protocol_path(bad, drive)
+            protocol_path(bad, drive)
 
 
 def test_windows_unsafe_names():
     for name in ("C:evil", "C:/evil", "\\evil", "a\\..\\..\\evil", "..\\evil", "/evil"):
-        assert win32.windows_unsafe(name), name
+        assert windows_unsafe(name), name
     for name in ("a.txt", "sub/b.tif", "sub\\c", "notes..txt"):
-        assert not win32.windows_unsafe(name), name
+        assert not windows_unsafe(name), name
 
 
 def _tar(*names: str) -> bytes:
@@ -349,10 +400,10 @@ def test_put_tree_refuses_windows_escapes_and_unpacks_the_rest(fake, tmp_path):
 
 
 def test_prototypes_name_known_dlls_once():
-    names = [name for _, name, _, _ in win32.PROTOTYPES]
+    names = [name for _, name, _, _ in PROTOTYPES]
     assert len(names) == len(set(names))
-    assert {dll for dll, _, _, _ in win32.PROTOTYPES} == {"user32", "kernel32", "dwmapi",
-                                                         "shcore"}
+    assert {dll for dll, _, _, _ in PROTOTYPES} == {"user32", "kernel32", "dwmapi",
+                                                    "shcore"}
 
 
 # -- backend choice --------------------------------------------------------------------------
@@ -371,7 +422,7 @@ def test_make_machine_picks_x11_off_windows(monkeypatch):
 
 def test_make_machine_picks_win32_on_windows(monkeypatch):
     monkeypatch.setattr(backend.sys, "platform", "win32")
-    monkeypatch.setattr(win32, "Win32Machine", _Fake)
+    monkeypatch.setattr(win32_machine, "Win32Machine", _Fake)
     machine = backend.make_machine(None, "C:/sciagent", "C:/sciagent/work")
     assert isinstance(machine, _Fake) and machine.args == ("win32", "C:/sciagent",
                                                           "C:/sciagent/work", None)
@@ -380,7 +431,7 @@ def test_make_machine_picks_win32_on_windows(monkeypatch):
 # -- the glue, against a stand-in for the Win32 API ------------------------------------------
 class FakeWin32:
     """Answers like a 1280x800 desktop with a few top-level windows and records what it is
-    asked; stands in for :func:`win32.win_api` so the classes' own logic runs on Linux."""
+    asked; stands in for :func:`winapi.win_api` so the classes' own logic runs on Linux."""
 
     WNDENUMPROC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_ssize_t)
     SetProcessDpiAwareness = None  # as on a Windows without shcore
@@ -400,7 +451,7 @@ class FakeWin32:
             0x500: {"title": "Hidden", "cls": "Hidden", "visible": False, "rect": (0, 0, 9, 9)},
             0x600: {"title": "Program Manager", "cls": "Progman", "rect": (0, 0, 1280, 800)},
             0x700: {"title": "Palette", "cls": "Tool", "rect": (5, 5, 50, 50),
-                    "exstyle": win32.WS_EX_TOOLWINDOW},
+                    "exstyle": WS_EX_TOOLWINDOW},
         }
         self.disabled = {0x100}  # the modal "Open" dialog disables its owner
 
@@ -438,7 +489,7 @@ class FakeWin32:
         return self.table[hwnd].get("visible", True)
 
     def DwmGetWindowAttribute(self, hwnd, attribute, ref, size):
-        if attribute == win32.DWMWA_CLOAKED:
+        if attribute == DWMWA_CLOAKED:
             ref._obj.value = self.table[hwnd].get("cloaked", 0)
         else:
             rect = ref._obj
@@ -457,7 +508,7 @@ class FakeWin32:
         return len(buf.value)
 
     def GetWindowRect(self, hwnd, ref):
-        return self.DwmGetWindowAttribute(hwnd, win32.DWMWA_EXTENDED_FRAME_BOUNDS, ref, 16) == 0
+        return self.DwmGetWindowAttribute(hwnd, DWMWA_EXTENDED_FRAME_BOUNDS, ref, 16) == 0
 
     def GetWindow(self, hwnd, relation):
         return self.table[hwnd].get("owner")
@@ -504,16 +555,16 @@ def fake(monkeypatch):
 
     api = FakeWin32()
     sent: list[list] = []
-    monkeypatch.setattr(win32, "require_windows", lambda: None)
-    monkeypatch.setattr(win32, "win_api", lambda: api)
-    monkeypatch.setattr(win32, "send_inputs", lambda events: sent.append(list(events)))
+    monkeypatch.setattr(winapi, "require_windows", lambda: None)
+    monkeypatch.setattr(winapi, "win_api", lambda: api)
+    monkeypatch.setattr(winapi, "send_inputs", lambda events: sent.append(list(events)))
     monkeypatch.setattr(mss, "MSS", FakeMSS)
     api.sent = sent
     return api
 
 
 def _describe(event) -> tuple:
-    if event.type == win32.INPUT_MOUSE:
+    if event.type == INPUT_MOUSE:
         return ("mouse", event.mi.dwFlags, event.mi.dx, event.mi.dy, event.mi.mouseData)
     return ("key", event.ki.wVk, event.ki.wScan, event.ki.dwFlags)
 
@@ -521,11 +572,11 @@ def _describe(event) -> tuple:
 def test_controller_performs_every_gui_action(fake):
     from sciagent_gym.actions import types as A
 
-    ctl = win32.SendInputController(1280, 800)
+    ctl = SendInputController(1280, 800)
     flat = lambda: [_describe(e) for group in fake.sent for e in group]  # noqa: E731
-    move = win32.MOUSEEVENTF_MOVE | win32.MOUSEEVENTF_ABSOLUTE | win32.MOUSEEVENTF_VIRTUALDESK
+    move = MOUSEEVENTF_MOVE | MOUSEEVENTF_ABSOLUTE | MOUSEEVENTF_VIRTUALDESK
     ctl.execute(A.Click(640, 400, "right", clicks=2))
-    nx, ny = win32.absolute_coords(640, 400, 0, 0, 1280, 800)
+    nx, ny = absolute_coords(640, 400, 0, 0, 1280, 800)
     assert flat() == [("mouse", move, nx, ny, 0), ("mouse", 0x08, 0, 0, 0),
                       ("mouse", 0x10, 0, 0, 0), ("mouse", 0x08, 0, 0, 0),
                       ("mouse", 0x10, 0, 0, 0)]
@@ -540,7 +591,7 @@ def test_controller_performs_every_gui_action(fake):
     assert len(events) == 1 + 1 + 8 + 1
     fake.sent.clear()
     ctl.execute(A.Scroll(dy=-2, x=5, y=5))
-    assert [e[1] for e in flat()] == [move, win32.MOUSEEVENTF_WHEEL, win32.MOUSEEVENTF_WHEEL]
+    assert [e[1] for e in flat()] == [move, MOUSEEVENTF_WHEEL, MOUSEEVENTF_WHEEL]
     fake.sent.clear()
     ctl.execute(A.TypeText("hi\n"))
     assert len(fake.sent) == 3  # one group per character
@@ -562,7 +613,7 @@ def test_controller_performs_every_gui_action(fake):
 
 
 def test_window_list_filters_and_describes(fake):
-    windows = {w.title: w for w in win32.Win32Windows().list()}
+    windows = {w.title: w for w in Win32Windows().list()}
     assert list(windows) == ["OriginPro 2024", "Open", "Palette"]  # no shell, cloaked, hidden
     main, dialog, palette = windows.values()
     assert (main.active, main.modal, main.window_type, main.wm_class) == (
@@ -573,19 +624,19 @@ def test_window_list_filters_and_describes(fake):
 
 
 def test_activation_falls_back_to_input_tricks(fake):
-    windows = win32.Win32Windows()
+    windows = Win32Windows()
     windows.activate(0x200)  # allowed at once: no injected input
     assert fake.foreground == 0x200 and fake.sent == []
     fake.refusals = 2
     windows.activate(0x100)
     assert fake.foreground == 0x100
     assert [[_describe(e) for e in group] for group in fake.sent] == [
-        [("mouse", win32.MOUSEEVENTF_MOVE, 0, 0, 0)],
-        [("key", win32.VK_MENU, 0, 0)], [("key", win32.VK_MENU, 0, win32.KEYEVENTF_KEYUP)]]
+        [("mouse", MOUSEEVENTF_MOVE, 0, 0, 0)],
+        [("key", VK_MENU, 0, 0)], [("key", VK_MENU, 0, KEYEVENTF_KEYUP)]]
     windows.close_window(0x200)
     windows.nudge(0x100)
     names = [call[0] for call in fake.calls]
-    assert ("PostMessageW", 0x200, win32.WM_CLOSE, 0, 0) in fake.calls
+    assert ("PostMessageW", 0x200, WM_CLOSE, 0, 0) in fake.calls
     assert names.count("SetWindowPos") == 2
 
 
@@ -599,7 +650,7 @@ def test_control_server_serves_a_win32_machine(fake, tmp_path, monkeypatch):
     from sciagent_gym.server.client import ControlClient
 
     machine = Win32Machine("win32", str(tmp_path / "home"))
-    machine._table = win32.Win32ProcessTable(creationflags=0, kill_tree=_posix_kill)
+    machine._table = Win32ProcessTable(creationflags=0, kill_tree=_posix_kill)
     token = "t" * 32
     server = ControlServer(("127.0.0.1", 0), machine, token)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

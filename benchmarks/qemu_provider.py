@@ -19,7 +19,7 @@ import gymnasium as gym
 import numpy as np
 
 import sciagent_gym  # noqa: F401
-from sciagent_gym.providers.qemu.image import build_image
+from sciagent_gym.providers.qemu.build import build_image
 
 TASK = "imagej/count-nuclei"
 

@@ -17,23 +17,22 @@ from pathlib import Path
 import pytest
 
 from sciagent_gym.cli.image import add_image_parser
-from sciagent_gym.providers.qemu import image as images
+from sciagent_gym.errors import ImageBuildError, QemuError
+from sciagent_gym.providers.qemu import accel, stages, store
 from sciagent_gym.providers.qemu import vm as qemu_vm
-from sciagent_gym.providers.qemu.image import (
+from sciagent_gym.providers.qemu.build import stage_keys, stages_to_run
+from sciagent_gym.providers.qemu.mirror import (
     AptSource,
-    BuiltImage,
-    ImageBuildError,
     debian_mirror,
-    load_recipe,
-    missing_boot_drivers,
     parse_deb822_sources,
     parse_one_line_sources,
-    parse_recipe,
     pick_mirror,
-    stage_keys,
-    stages_to_run,
 )
-from sciagent_gym.providers.qemu.vm import QemuError, QemuVM, QMPClient, format_kernel_args
+from sciagent_gym.providers.qemu.qmp import QMPClient
+from sciagent_gym.providers.qemu.recipe import load_recipe, parse_recipe
+from sciagent_gym.providers.qemu.rootfs import missing_boot_drivers
+from sciagent_gym.providers.qemu.store import BuiltImage
+from sciagent_gym.providers.qemu.vm import QemuVM, format_kernel_args
 
 BASE = {"packages": ["linux-image-cloud-amd64", "python3"], "enable": {}, "mask": []}
 
@@ -205,7 +204,7 @@ def test_code_changes_redo_only_configure_and_disk(tmp_path):
     assert stage_keys(recipe, trees, home, guest)["configure"] != k1["configure"]
     bigger = parse_recipe({"name": "t", "suite": "bookworm", "packages": ["imagej", "jq"]}, BASE)
     k2 = stage_keys(bigger, trees, home, guest)
-    assert all(k2[s] != k1[s] for s in images.STAGES)
+    assert all(k2[s] != k1[s] for s in stages.STAGES)
     resized = parse_recipe({"name": "t", "suite": "bookworm", "packages": ["imagej"],
                             "disk_size": "6G"}, BASE)
     k3 = stage_keys(resized, trees, home, guest)
@@ -217,23 +216,23 @@ def test_stages_to_run_decisions():
     keys = {"debootstrap": "a", "configure": "b", "disk": "c"}
     done = {s: {"key": k} for s, k in keys.items()}
     assert stages_to_run(keys, done) == []
-    assert stages_to_run(keys, done, force=True) == list(images.STAGES)
+    assert stages_to_run(keys, done, force=True) == list(stages.STAGES)
     assert stages_to_run(keys | {"configure": "B"}, done) == ["configure", "disk"]
-    assert stages_to_run(keys | {"debootstrap": "A"}, done) == list(images.STAGES)
-    assert stages_to_run(keys, {}) == list(images.STAGES)
+    assert stages_to_run(keys | {"debootstrap": "A"}, done) == list(stages.STAGES)
+    assert stages_to_run(keys, {}) == list(stages.STAGES)
     assert stages_to_run(keys, done, outputs_exist={"disk": False}) == ["disk"]
-    assert stages_to_run(keys, done, outputs_exist={"debootstrap": False}) == list(images.STAGES)
+    assert stages_to_run(keys, done, outputs_exist={"debootstrap": False}) == list(stages.STAGES)
 
 
 def test_missing_tools_and_root_are_clear_errors(monkeypatch):
-    monkeypatch.setattr(images, "_find_program",
+    monkeypatch.setattr(stages, "_find_program",
                         lambda prog: None if prog == "debootstrap" else f"/usr/bin/{prog}")
     with pytest.raises(ImageBuildError, match="apt-get install -y debootstrap"):
-        images._require_tools(["debootstrap"])
-    monkeypatch.setattr(images, "_find_program", lambda prog: f"/usr/bin/{prog}")
+        stages.require_tools(["debootstrap"])
+    monkeypatch.setattr(stages, "_find_program", lambda prog: f"/usr/bin/{prog}")
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(ImageBuildError, match="needs root"):
-        images._require_tools(["disk"])
+        stages.require_tools(["disk"])
 
 
 def test_boot_driver_check():
@@ -249,7 +248,7 @@ def test_boot_driver_check():
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the configure stage chowns files to uid 1000")
 def test_configure_stage_is_idempotent_and_removes_stale_files(tmp_path, monkeypatch):
-    monkeypatch.setattr(images, "_run", lambda *a, **k: None)  # no chroot python here
+    monkeypatch.setattr(stages, "_run", lambda *a, **k: None)  # no chroot python here
     rootfs = tmp_path / "img" / "rootfs"
     (rootfs / "etc").mkdir(parents=True)
     (rootfs / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
@@ -259,9 +258,9 @@ def test_configure_stage_is_idempotent_and_removes_stale_files(tmp_path, monkeyp
     base = {"packages": [], "enable": {"multi-user.target": ["unit.service"]},
             "mask": ["apt-daily.timer"]}
     recipe = parse_recipe({"name": "t", "suite": "bookworm"}, base)
-    bar = images._Progress("t", enabled=False)
+    bar = stages.Progress("t", enabled=False)
     for _ in range(2):
-        images._stage_configure(recipe, rootfs.parent, tmp_path / "log", bar, trees=trees,
+        stages._stage_configure(recipe, rootfs.parent, tmp_path / "log", bar, trees=trees,
                                 home=home, guest_files=guest)
         (guest / "old.conf").unlink(missing_ok=True)
     passwd = (rootfs / "etc" / "passwd").read_text()
@@ -292,7 +291,7 @@ def test_list_images_and_cli(tmp_path, capsys):
     _fake_image(tmp_path / "fake")
     (tmp_path / "half").mkdir()
     (tmp_path / "half" / "built.json").write_text(json.dumps({"name": "half"}))
-    assert [i.name for i in images.list_images(tmp_path)] == ["fake"]
+    assert [i.name for i in store.list_images(tmp_path)] == ["fake"]
     parser = argparse.ArgumentParser()
     add_image_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["image", "list", "--json", "--cache", str(tmp_path)])
@@ -305,7 +304,7 @@ def test_list_images_and_cli(tmp_path, capsys):
     args = parser.parse_args(["image", "build", "imagej", "--force", "--quiet"])
     assert args.force and args.quiet and args.name == "imagej"
     with pytest.raises(ImageBuildError, match="image build half"):
-        images.get_image("half", tmp_path)
+        store.get_image("half", tmp_path)
 
 
 # -- kernel arguments, command line, saved states ---------------------------------------------
@@ -373,19 +372,19 @@ def test_incoming_takes_the_saved_command_line(tmp_path):
 def test_accel_override_probe_and_cache(tmp_path, monkeypatch):
     image = _fake_image(tmp_path / "img")
     monkeypatch.setenv("SCIAGENT_QEMU_ACCEL", "kvm")
-    assert qemu_vm.detect_accel(image, tmp_path) == "kvm"
+    assert accel.detect_accel(image, tmp_path) == "kvm"
     monkeypatch.setenv("SCIAGENT_QEMU_ACCEL", "fast")
     with pytest.raises(QemuError, match="SCIAGENT_QEMU_ACCEL"):
-        qemu_vm.detect_accel(image, tmp_path)
+        accel.detect_accel(image, tmp_path)
     monkeypatch.delenv("SCIAGENT_QEMU_ACCEL")
     monkeypatch.setattr(os, "access", lambda *a: False)
-    assert qemu_vm.detect_accel(image, tmp_path) == "tcg"
+    assert accel.detect_accel(image, tmp_path) == "tcg"
     monkeypatch.setattr(os, "access", lambda *a: True)
-    monkeypatch.setattr(qemu_vm, "_qemu_version", lambda: "QEMU 7.2")
+    monkeypatch.setattr(accel, "_qemu_version", lambda: "QEMU 7.2")
     calls = []
-    monkeypatch.setattr(qemu_vm, "probe_kvm", lambda *a: calls.append(a) or False)
-    assert qemu_vm.detect_accel(image, tmp_path) == "tcg"
-    assert qemu_vm.detect_accel(image, tmp_path) == "tcg"
+    monkeypatch.setattr(accel, "probe_kvm", lambda *a: calls.append(a) or False)
+    assert accel.detect_accel(image, tmp_path) == "tcg"
+    assert accel.detect_accel(image, tmp_path) == "tcg"
     assert len(calls) == 1  # probed once, then read from the cache file
     assert (tmp_path / "accel-probe.json").is_file()
 

@@ -9,7 +9,7 @@ import pytest
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.cli.main import main
-from sciagent_gym.providers.qemu.image import ImageBuildError
+from sciagent_gym.errors import ImageBuildError
 
 
 def test_unknown_provider_names_the_choices():

@@ -13,7 +13,7 @@ from conftest import REQUIRE_APPS, our_processes
 from test_qemu_vm_e2e import _missing
 
 import sciagent_gym  # noqa: F401
-from sciagent_gym.providers.qemu.image import build_image
+from sciagent_gym.providers.qemu.build import build_image
 from sciagent_gym.tasks.steps import run_steps
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900),

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import REQUIRE_APPS, our_processes
 
-from sciagent_gym.providers.qemu.image import build_image
+from sciagent_gym.providers.qemu.build import build_image
 from sciagent_gym.providers.qemu.vm import QemuVM
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("one_vm_at_a_time")]

@@ -502,7 +502,7 @@ def test_cli_isolated_only_when_the_server_declares_it():
 
 
 def _fake_image(tmp_path: Path):
-    from sciagent_gym.providers.qemu.image import BuiltImage
+    from sciagent_gym.providers.qemu.store import BuiltImage
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     for name in ("base.qcow2", "vmlinuz", "initrd.img"):

@@ -96,7 +96,8 @@ def _qemu_checks() -> list[Check]:
               "" if found else "apt-get install -y debootstrap", required=False),
     ]
     try:
-        from sciagent_gym.providers.qemu.image import available_recipes, list_images
+        from sciagent_gym.providers.qemu.recipe import available_recipes
+        from sciagent_gym.providers.qemu.store import list_images
 
         built = {i.name for i in list_images()}
         for name in available_recipes():

@@ -9,7 +9,7 @@ import time
 
 
 def _cmd_image_build(args: argparse.Namespace) -> int:
-    from sciagent_gym.providers.qemu.image import build_image
+    from sciagent_gym.providers.qemu.build import build_image
 
     t0 = time.monotonic()
     image = build_image(args.name, cache_dir=args.cache, progress=not args.quiet,
@@ -23,7 +23,8 @@ def _cmd_image_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_image_list(args: argparse.Namespace) -> int:
-    from sciagent_gym.providers.qemu.image import available_recipes, list_images
+    from sciagent_gym.providers.qemu.recipe import available_recipes
+    from sciagent_gym.providers.qemu.store import list_images
 
     images = list_images(args.cache)
     if args.json:

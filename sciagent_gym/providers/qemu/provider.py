@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sciagent_gym.controller.settle import SettleConfig
-from sciagent_gym.providers.qemu.image import BuiltImage, get_image
+from sciagent_gym.providers.qemu.store import BuiltImage, get_image
 from sciagent_gym.providers.qemu.vm import QemuVM, private_dir, write_private
 from sciagent_gym.providers.remote import RemoteProvider
 

@@ -5,8 +5,8 @@ image is never written; the QMP socket; the serial log), a free loopback port fo
 guest's control server on :8000, and a QEMU process started through :func:`processes.spawn`, so
 it dies with this interpreter. Snapshots: ``savevm``/``loadvm`` keep VM states inside the
 overlay; ``save_state`` writes a migration stream plus a copy of the overlay that other VMs start
-from with ``incoming=`` (internal snapshots are invisible through a new overlay, see
-FIELD-NOTES).
+from with ``incoming=`` (internal snapshots are kept inside the overlay file itself, so a VM
+on a new overlay over the same image cannot see them).
 
 The guest is untrusted (the agent runs commands in it). Its user network is ``restrict=on``:
 no route to the internet or to the host (10.0.2.2), only the control port forwarded in. The
@@ -20,7 +20,6 @@ switches it to this VM's own token. Saved states hold no token.
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import json
 import os
@@ -33,19 +32,17 @@ import subprocess
 import tempfile
 import time
 import weakref
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sciagent_gym import processes
-from sciagent_gym.errors import (
-    QemuError,  # noqa: F401 (re-exported)
-    )
-from sciagent_gym.providers.qemu.image import BuiltImage
+from sciagent_gym.errors import QemuError
+from sciagent_gym.providers.qemu.accel import QEMU, accel_args, detect_accel
+from sciagent_gym.providers.qemu.qmp import QMPClient
+from sciagent_gym.providers.qemu.store import BuiltImage
 
-QEMU = "qemu-system-x86_64"
 GUEST_PORT = 8000
 _DIR_PREFIX = "sciagent-qemu-"
 #: The fw_cfg entry the guest's control server reads its token from (as root).
@@ -53,78 +50,6 @@ TOKEN_FW_CFG = "opt/sciagent/token"
 BASE_CMDLINE = ("root=/dev/vda", "rw", "console=ttyS0", "quiet")
 _ARG_TOKEN = re.compile(r"^[A-Za-z0-9_.:,/@+=-]*$")
 _HMP_ERROR = re.compile(r"^(Error|Could not|Unknown command)|\b(Error|error): ", re.M)
-
-
-# -- QMP --------------------------------------------------------------------------------------
-
-
-class QMPClient:
-    """A minimal QMP client over a unix socket: one command at a time, events set aside."""
-
-    def __init__(self, path: str | Path, timeout: float = 30.0) -> None:
-        self.path, self.timeout = str(path), timeout
-        self.events: deque[dict[str, Any]] = deque(maxlen=256)  # recent async events
-        self._sock: socket.socket | None = None
-        self._file: Any = None
-        self._id = 0
-
-    def connect(self) -> dict[str, Any]:
-        """Connect, read the greeting, leave capabilities negotiation mode; return greeting."""
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self.path)
-        except OSError:
-            sock.close()
-            raise
-        self._sock, self._file = sock, sock.makefile("rb")
-        greeting = self._read()
-        if "QMP" not in greeting:
-            self.close()
-            raise QemuError(f"not a QMP greeting: {greeting}")
-        self.execute("qmp_capabilities")
-        return greeting
-
-    def execute(self, command: str, arguments: Mapping[str, Any] | None = None,
-                timeout: float | None = None) -> Any:
-        """Run ``command``; return its ``return`` value or raise QemuError(class: desc)."""
-        if self._sock is None:
-            raise QemuError("QMP is not connected")
-        self._id += 1
-        msg: dict[str, Any] = {"execute": command, "id": self._id}
-        if arguments:
-            msg["arguments"] = dict(arguments)
-        self._sock.settimeout(timeout or self.timeout)
-        self._sock.sendall(json.dumps(msg).encode() + b"\r\n")
-        while True:
-            reply = self._read()
-            if "event" in reply:
-                self.events.append(reply)
-                continue
-            if reply.get("id") not in (None, self._id):
-                continue
-            if "error" in reply:
-                err = reply["error"]
-                raise QemuError(f"{command}: {err.get('class', 'Error')}: {err.get('desc', '')}")
-            return reply.get("return")
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            line = self._file.readline()
-        except TimeoutError as exc:
-            raise QemuError("QMP: no answer from QEMU (timed out)") from exc
-        if not line:
-            raise QemuError("QMP: QEMU closed the connection")
-        return json.loads(line)
-
-    def close(self) -> None:
-        for obj in (self._file, self._sock):
-            if obj is not None:
-                try:
-                    obj.close()
-                except OSError:
-                    pass
-        self._sock = self._file = None
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -150,76 +75,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def accel_args(accel: str) -> list[str]:
-    if accel == "kvm":
-        return ["-accel", "kvm", "-cpu", "host"]
-    if accel == "tcg":
-        return ["-accel", "tcg", "-cpu", "max"]
-    raise ValueError(f"accel must be 'kvm' or 'tcg', got {accel!r}")
-
-
-def _qemu_version(qemu: str = QEMU) -> str:
-    try:
-        out = subprocess.run([qemu, "--version"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise QemuError(f"cannot run {qemu}: install it with 'apt-get install -y "
-                        "qemu-system-x86'") from exc
-    return out.stdout.splitlines()[0] if out.stdout else "unknown"
-
-
-def detect_accel(image: BuiltImage, cache_dir: Path | None = None, timeout: float = 15.0) -> str:
-    """'kvm' only if /dev/kvm is usable AND the image's kernel really boots under it.
-
-    On some machines KVM exists but hangs or aborts at boot, so it is probed once per machine
-    (cached per kernel, QEMU version and host kernel). ``SCIAGENT_QEMU_ACCEL`` overrides.
-    """
-    forced = os.environ.get("SCIAGENT_QEMU_ACCEL", "").strip().lower()
-    if forced in ("kvm", "tcg"):
-        return forced
-    if forced:
-        raise QemuError(f"SCIAGENT_QEMU_ACCEL must be 'kvm' or 'tcg', got {forced!r}")
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
-        return "tcg"
-    st = image.kernel.stat()
-    key = hashlib.sha256(json.dumps([image.kernel.name, st.st_size, int(st.st_mtime),
-                                     _qemu_version(), os.uname().release]).encode()).hexdigest()
-    cache = (cache_dir or image.directory.parent) / "accel-probe.json"
-    try:
-        known = json.loads(cache.read_text())
-    except (OSError, json.JSONDecodeError):
-        known = {}
-    if key in known:
-        return known[key]
-    result = "kvm" if probe_kvm(image.kernel, image.initrd, timeout) else "tcg"
-    known[key] = result
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(known, indent=1))
-    return result
-
-
-def probe_kvm(kernel: Path, initrd: Path, timeout: float = 15.0) -> bool:
-    """Boot ``kernel`` under KVM without a disk; True if it reaches its init on the console."""
-    with tempfile.TemporaryDirectory(prefix="sciagent-kvm-probe-") as tmp:
-        log = Path(tmp) / "serial.log"
-        proc = processes.spawn([QEMU, "-nodefaults", "-no-user-config", "-display", "none",
-                                *accel_args("kvm"), "-m", "256", "-smp", "1",
-                                "-kernel", str(kernel), "-initrd", str(initrd),
-                                "-append", "console=ttyS0 panic=-1", "-no-reboot",
-                                "-serial", f"file:{log}"])
-        try:
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                text = log.read_text(errors="replace") if log.exists() else ""
-                if "Run /init" in text or "Freeing unused kernel" in text:
-                    return True
-                if proc.poll() is not None:
-                    return False
-                time.sleep(0.1)
-            return False
-        finally:
-            processes.terminate(proc, timeout=1.0)
 
 
 # -- the VM -----------------------------------------------------------------------------------

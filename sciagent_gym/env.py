@@ -23,8 +23,10 @@ from PIL import Image
 
 from sciagent_gym.actions import computer_api
 from sciagent_gym.actions import types as A
+from sciagent_gym.actions.human import action_to_dict
 from sciagent_gym.actions.parse import parse_action
-from sciagent_gym.actions.space import UnicodeText, action_to_dict, make_action_space
+from sciagent_gym.actions.space import make_action_space
+from sciagent_gym.actions.text_space import UnicodeText
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.evaluation import EvaluationResult, FinalState, commands_needed, evaluate
 from sciagent_gym.evaluation.cost import is_cheap

@@ -17,9 +17,13 @@ import numpy as np
 import pytest
 
 from sciagent_gym.actions import types as A
-from sciagent_gym.actions.parse import (
+from sciagent_gym.actions.human import DICT_FIELDS, parse_action_dict
+from sciagent_gym.actions.parse import parse_action
+from sciagent_gym.actions.pyautogui import parse_pyautogui
+from sciagent_gym.actions.space import FIELDS, make_action_space
+from sciagent_gym.actions.types import ActionError, Click, Run, TypeText, Wait
+from sciagent_gym.actions.validate import (
     ACTION_CLASSES,
-    DICT_FIELDS,
     MAX_ACTIONS_PER_STEP,
     MAX_CLIPBOARD_LENGTH,
     MAX_COMMAND_LENGTH,
@@ -28,12 +32,7 @@ from sciagent_gym.actions.parse import (
     MAX_STEP_WAIT_SECONDS,
     MAX_TEXT_LENGTH,
     MAX_WAIT_SECONDS,
-    parse_action,
-    parse_action_dict,
-    parse_pyautogui,
 )
-from sciagent_gym.actions.space import FIELDS, make_action_space
-from sciagent_gym.actions.types import ActionError, Click, Run, TypeText, Wait
 
 SCREEN = (1280, 800)
 HUGE = "9" * 400  # the 400-digit literal of the original report

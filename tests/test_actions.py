@@ -19,6 +19,7 @@ from gymnasium.spaces.utils import flatten, flatten_space, unflatten
 from gymnasium.utils.env_checker import check_env
 
 from sciagent_gym.actions import types as A
+from sciagent_gym.actions.human import DICT_FIELDS, action_to_dict
 from sciagent_gym.actions.keys import (
     ALIASES,
     KEY_NAMES,
@@ -28,22 +29,10 @@ from sciagent_gym.actions.keys import (
     keysym_value,
     normalize_key,
 )
-from sciagent_gym.actions.parse import (
-    ACTION_CLASSES,
-    DICT_FIELDS,
-    MAX_TEXT_LENGTH,
-    parse_action,
-    validate_action,
-)
-from sciagent_gym.actions.space import (
-    ACTION_TYPES,
-    PRINTABLE_ASCII,
-    UnicodeText,
-    action_to_dict,
-    action_to_pyautogui,
-    from_space_sample,
-    make_action_space,
-)
+from sciagent_gym.actions.parse import parse_action
+from sciagent_gym.actions.pyautogui import action_to_pyautogui
+from sciagent_gym.actions.space import ACTION_TYPES, from_space_sample, make_action_space
+from sciagent_gym.actions.text_space import PRINTABLE_ASCII, UnicodeText
 from sciagent_gym.actions.types import (
     ActionError,
     Click,
@@ -62,6 +51,7 @@ from sciagent_gym.actions.types import (
     TypeText,
     Wait,
 )
+from sciagent_gym.actions.validate import ACTION_CLASSES, MAX_TEXT_LENGTH, validate_action
 
 SCREEN = (1280, 800)
 

@@ -29,7 +29,7 @@ Fields
 ``modifiers`` : ``MultiBinary(4)``
     Flags for ctrl, shift, alt, win (:data:`~sciagent_gym.actions.keys.MODIFIERS`), held in hotkey.
     ``[1, 0, 0, 0]`` with ``key`` = ``s`` is ctrl+s. Used by hotkey only.
-``text`` : ``UnicodeText(max_text, min_length=1)``
+``text`` : :class:`~sciagent_gym.actions.text_space.UnicodeText` ``(max_text, min_length=1)``
     The text typed by type or put on the clipboard by set_clipboard, the shell command of run
     and launch, the text of answer, or the window title (a substring) of activate_window and
     close_window. Any Unicode string of 1..max_text characters is in the space; random
@@ -42,33 +42,22 @@ Fields
 
 done and fail read no field: done ends the episode claiming success, fail gives up.
 
-:func:`from_space_sample` turns one such dict into actions (validated as :func:`parse_action`
-does), :func:`action_to_dict` gives the human dict form of an action (what trajectory logs store,
-and :func:`~sciagent_gym.actions.parse.parse_action` reads back) and :func:`action_to_pyautogui`
-the equivalent pyautogui code.
+:func:`from_space_sample` turns one such dict into actions (validated as
+:func:`~sciagent_gym.actions.parse.parse_action` does). Actions go back to the human dict form
+with :func:`~sciagent_gym.actions.human.action_to_dict` and to pyautogui code with
+:func:`~sciagent_gym.actions.pyautogui.action_to_pyautogui`.
 """
 
 from __future__ import annotations
 
-import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.spaces.utils import flatten, flatten_space, unflatten
-from gymnasium.vector.utils import read_from_shared_memory
-from numpy.typing import NDArray
 
 from .keys import KEY_NAMES, MODIFIERS
-from .parse import (
-    BUTTONS,
-    MAX_TEXT_LENGTH,
-    check_point,
-    check_screen_size,
-    short_repr,
-    validate_action,
-)
+from .text_space import UnicodeText
 from .types import (
     Action,
     ActionError,
@@ -95,9 +84,14 @@ from .types import (
     TypeText,
     Wait,
 )
-
-#: What random samples of :class:`UnicodeText` are drawn from: characters a keyboard can type.
-PRINTABLE_ASCII: str = string.ascii_letters + string.digits + string.punctuation + " "
+from .validate import (
+    BUTTONS,
+    MAX_TEXT_LENGTH,
+    check_point,
+    check_screen_size,
+    short_repr,
+    validate_action,
+)
 
 ACTION_TYPES: tuple[str, ...] = (
     "click", "double_click", "right_click", "move", "drag", "mouse_down", "mouse_up", "scroll",
@@ -143,106 +137,6 @@ FIELDS: tuple[str, ...] = (
     "action_type", "coordinate", "start", "button", "key", "modifiers", "text", "scroll",
     "seconds",
 )
-
-
-class UnicodeText(spaces.Text):
-    """A Text space holding any ``str`` of allowed length, because agents type any Unicode.
-
-    :class:`gymnasium.spaces.Text` only contains strings over its charset; here the charset only
-    steers :meth:`sample` (printable ASCII by default, so random policies type typeable text).
-    Unlike ``Text``, ``min_length`` defaults to 0: the empty string is a valid text (an empty
-    terminal, say). Flattening encodes code points, padded with ``0x110000``.
-    """
-
-    def __init__(
-        self,
-        max_length: int,
-        *,
-        min_length: int = 0,
-        charset: frozenset[str] | str = PRINTABLE_ASCII,
-        seed: int | np.random.Generator | None = None,
-    ) -> None:
-        super().__init__(max_length, min_length=min_length, charset=charset, seed=seed)
-
-    def contains(self, x: Any) -> bool:
-        """Any ``str`` whose length is within the bounds, whatever its characters."""
-        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
-
-    def __repr__(self) -> str:
-        if self.character_set == frozenset(PRINTABLE_ASCII):
-            return f"UnicodeText({self.min_length}, {self.max_length})"
-        return (
-            f"UnicodeText({self.min_length}, {self.max_length}, "
-            f"sample_charset={self.characters!r})"
-        )
-
-    def __eq__(self, other: object, /) -> bool:
-        return (
-            isinstance(other, UnicodeText)
-            and self.min_length == other.min_length
-            and self.max_length == other.max_length
-            and self.character_set == other.character_set
-        )
-
-
-_NO_CHAR = 0x110000  # one past the last Unicode code point
-
-
-@flatten.register(UnicodeText)
-def _flatten_unicode_text(space: UnicodeText, x: str) -> NDArray[np.int32]:
-    arr = np.full((space.max_length,), _NO_CHAR, dtype=np.int32)
-    arr[: len(x)] = [ord(c) for c in x]
-    return arr
-
-
-@unflatten.register(UnicodeText)
-def _unflatten_unicode_text(space: UnicodeText, x: NDArray[np.int32]) -> str:
-    return "".join(chr(int(v)) for v in x if 0 <= v < _NO_CHAR)
-
-
-class SharedTextBatch(Sequence):
-    """The texts of a vector env's sub-envs, decoded on access from shared memory.
-
-    ``AsyncVectorEnv`` calls ``read_from_shared_memory`` once, at construction, and expects a
-    live view of the buffer that its workers keep writing (arrays are views). Gymnasium's Text
-    reader returns a tuple snapshot instead, so text observations never change; this view
-    decodes the current code points whenever it is read, and a deepcopy (what the vector env
-    returns by default) is a plain tuple of strings.
-    """
-
-    def __init__(self, space: UnicodeText, data: NDArray[np.int32]) -> None:
-        self._space, self._data = space, data
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
-        return _unflatten_unicode_text(self._space, self._data[index])
-
-    def __deepcopy__(self, memo) -> tuple[str, ...]:
-        return tuple(self)
-
-    def __eq__(self, other: object) -> bool:
-        return tuple(self) == (tuple(other) if isinstance(other, Sequence) else other)
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        return repr(tuple(self))
-
-
-@read_from_shared_memory.register(UnicodeText)
-def _read_unicode_text_from_shared_memory(space: UnicodeText, shared_memory: Any,
-                                          n: int = 1) -> SharedTextBatch:
-    data = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length))
-    return SharedTextBatch(space, data)
-
-
-@flatten_space.register(UnicodeText)
-def _flatten_space_unicode_text(space: UnicodeText) -> spaces.Box:
-    return spaces.Box(low=0, high=_NO_CHAR, shape=(space.max_length,), dtype=np.int32)
 
 
 def make_action_space(width: int, height: int, max_text: int = 256) -> spaces.Dict:
@@ -394,152 +288,3 @@ def from_space_sample(sample: Mapping[str, Any], screen_size: tuple[int, int]) -
     else:
         raw = Done() if kind == "done" else Fail()
     return [validate_action(raw, screen)]
-
-
-# --------------------------------------------------------------------------------------------
-# action -> dict / pyautogui
-
-
-def _opt_int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-def action_to_dict(action: Action) -> dict[str, Any]:
-    """The human dict form of one action (JSON-serialisable; :func:`parse_action` reads it)."""
-    a: Any = action
-    if isinstance(a, Click):
-        return {"type": "click", "x": int(a.x), "y": int(a.y), "button": a.button,
-                "clicks": int(a.clicks)}
-    if isinstance(a, Move):
-        return {"type": "move", "x": int(a.x), "y": int(a.y)}
-    if isinstance(a, Drag):
-        out: dict[str, Any] = {"type": "drag", "x": int(a.x), "y": int(a.y), "button": a.button}
-        if a.start is not None:
-            out["start"] = [int(a.start[0]), int(a.start[1])]
-        return out
-    if isinstance(a, (MouseDown, MouseUp)):
-        out = {"type": "mouse_down" if isinstance(a, MouseDown) else "mouse_up",
-               "button": a.button}
-        if a.x is not None:
-            out.update(x=int(a.x), y=_opt_int(a.y))
-        return out
-    if isinstance(a, Scroll):
-        out = {"type": "scroll", "dy": int(a.dy), "dx": int(a.dx)}
-        if a.x is not None:
-            out.update(x=int(a.x), y=_opt_int(a.y))
-        return out
-    if isinstance(a, TypeText):
-        return {"type": "type", "text": str(a.text)}
-    if isinstance(a, Press):
-        return {"type": "key", "key": str(a.key), "presses": int(a.presses)}
-    if isinstance(a, Hotkey):
-        return {"type": "hotkey", "keys": [str(k) for k in a.keys]}
-    if isinstance(a, KeyDown):
-        return {"type": "key_down", "key": str(a.key)}
-    if isinstance(a, KeyUp):
-        return {"type": "key_up", "key": str(a.key)}
-    if isinstance(a, Wait):
-        return {"type": "wait", "seconds": float(a.seconds)}
-    if isinstance(a, Run):
-        out = {"type": "run", "command": str(a.command)}
-        if a.timeout is not None:
-            out["timeout"] = float(a.timeout)
-        return out
-    if isinstance(a, Answer):
-        return {"type": "answer", "text": str(a.text)}
-    if isinstance(a, Done):
-        return {"type": "done"}
-    if isinstance(a, Fail):
-        return {"type": "fail"}
-    if isinstance(a, SetClipboard):
-        return {"type": "set_clipboard", "text": str(a.text)}
-    if isinstance(a, GetClipboard):
-        return {"type": "get_clipboard"}
-    if isinstance(a, Launch):
-        return {"type": "launch", "command": str(a.command)}
-    if isinstance(a, ListWindows):
-        return {"type": "list_windows"}
-    if isinstance(a, ActivateWindow):
-        return {"type": "activate_window", "title": str(a.title)}
-    if isinstance(a, CloseWindow):
-        return {"type": "close_window", "title": str(a.title)}
-    raise ActionError(f"unsupported action type: {type(action).__name__}")
-
-
-def _call(func: str, *args: Any, **kwargs: Any) -> str:
-    parts = [repr(v) for v in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
-    return f"{func}({', '.join(parts)})"
-
-
-def _point_args(x: Any, y: Any) -> tuple[int, ...]:
-    return () if x is None else (int(x), int(y))
-
-
-def action_to_pyautogui(action: Action) -> str:
-    """Equivalent pyautogui code, so logs and prompts can show actions the way agents write them.
-
-    ``parse_action(action_to_pyautogui(a)) == [a]`` for every valid action except a drag with a
-    ``start`` (written as moveTo + dragTo) and a scroll on both axes (scroll + hscroll).
-    """
-    a: Any = action
-    if isinstance(a, Click):
-        kwargs: dict[str, Any] = {}
-        if a.clicks != 1:
-            kwargs["clicks"] = int(a.clicks)
-        if a.button != "left":
-            kwargs["button"] = a.button
-        return _call("pyautogui.click", int(a.x), int(a.y), **kwargs)
-    if isinstance(a, Move):
-        return _call("pyautogui.moveTo", int(a.x), int(a.y))
-    if isinstance(a, Drag):
-        kwargs = {} if a.button == "left" else {"button": a.button}
-        drag = _call("pyautogui.dragTo", int(a.x), int(a.y), **kwargs)
-        if a.start is None:
-            return drag
-        return _call("pyautogui.moveTo", int(a.start[0]), int(a.start[1])) + "\n" + drag
-    if isinstance(a, (MouseDown, MouseUp)):
-        func = "pyautogui.mouseDown" if isinstance(a, MouseDown) else "pyautogui.mouseUp"
-        return _call(func, *_point_args(a.x, a.y), button=a.button)
-    if isinstance(a, Scroll):
-        point = _point_args(a.x, a.y)
-        lines = []
-        if a.dy or not a.dx:
-            lines.append(_call("pyautogui.scroll", int(a.dy), *point))
-        if a.dx:
-            lines.append(_call("pyautogui.hscroll", int(a.dx), *point))
-        return "\n".join(lines)
-    if isinstance(a, TypeText):
-        return _call("pyautogui.write", str(a.text))
-    if isinstance(a, Press):
-        if a.presses != 1:
-            return _call("pyautogui.press", str(a.key), presses=int(a.presses))
-        return _call("pyautogui.press", str(a.key))
-    if isinstance(a, Hotkey):
-        return _call("pyautogui.hotkey", *(str(k) for k in a.keys))
-    if isinstance(a, KeyDown):
-        return _call("pyautogui.keyDown", str(a.key))
-    if isinstance(a, KeyUp):
-        return _call("pyautogui.keyUp", str(a.key))
-    if isinstance(a, Wait):
-        return _call("time.sleep", float(a.seconds))
-    if isinstance(a, Run):
-        if a.timeout is None:
-            return _call("run", str(a.command))
-        return _call("run", str(a.command), timeout=float(a.timeout))
-    if isinstance(a, Answer):
-        return _call("answer", str(a.text))
-    if isinstance(a, Done):
-        return "DONE"
-    if isinstance(a, Fail):
-        return "FAIL"
-    if isinstance(a, SetClipboard):
-        return _call("computer.set_clipboard", str(a.text))
-    if isinstance(a, Launch):
-        return _call("computer.launch", str(a.command))
-    if isinstance(a, ActivateWindow | CloseWindow):
-        name = "activate_window" if isinstance(a, ActivateWindow) else "close_window"
-        return _call(f"computer.{name}", str(a.title))
-    if isinstance(a, GetClipboard | ListWindows):
-        return "computer.get_clipboard()" if isinstance(a, GetClipboard) else \
-            "computer.list_windows()"
-    raise ActionError(f"unsupported action type: {type(action).__name__}")

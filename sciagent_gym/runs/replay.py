@@ -17,7 +17,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from sciagent_gym.actions.parse import parse_action_dict
+from sciagent_gym.actions.human import parse_action_dict
 from sciagent_gym.tasks.steps import run_steps
 
 

@@ -19,8 +19,9 @@ import gymnasium as gym
 import numpy as np
 from PIL import Image
 
-from sciagent_gym.actions.parse import ACTION_CLASSES
-from sciagent_gym.actions.space import ACTION_TYPES, action_to_dict, from_space_sample
+from sciagent_gym.actions.human import action_to_dict
+from sciagent_gym.actions.space import ACTION_TYPES, from_space_sample
+from sciagent_gym.actions.validate import ACTION_CLASSES
 from sciagent_gym.tasks.steps import run_steps
 
 POLICIES = ("random", "oracle", "noop", "vlm")

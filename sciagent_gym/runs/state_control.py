@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sciagent_gym.actions import types as A
-from sciagent_gym.actions.parse import ActionError, parse_action
+from sciagent_gym.actions.parse import parse_action
+from sciagent_gym.errors import ActionError
 
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in screen pixels, inclusive-exclusive
 

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import parse_qs, urlsplit
 
-from sciagent_gym.actions.parse import parse_action_dict
+from sciagent_gym.actions.human import parse_action_dict
 from sciagent_gym.actions.types import ActionError
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.errors import HTTPError  # noqa: F401 (re-exported)

@@ -269,7 +269,7 @@ class ControlClient:
                                          timeout=self.timeout + 2 * config.cap), "POST /settle")
 
     def execute(self, actions: list[A.Action]) -> None:
-        from sciagent_gym.actions.space import action_to_dict
+        from sciagent_gym.actions.human import action_to_dict
 
         self._json("POST", "/actions", {"actions": [action_to_dict(a) for a in actions]})
 

@@ -1,0 +1,168 @@
+"""The package's shape holds as it grows: no import cycles (lazy ones included), modules of one
+concept (small, or listed here with the reason), one place for exceptions, and a tool that is
+its two folders and nothing else."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from sciagent_gym.tools import discover, envs_root
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "sciagent_gym"
+
+#: Modules over MAX_LINES that are one concept each, and why they stay whole.
+MAX_LINES = 400
+ONE_CONCEPT = {
+    "sciagent_gym/env.py": "the Gymnasium env: reset, step, termination, reward, info",
+    "sciagent_gym/server/app.py": "the control server's HTTP routes, one handler each",
+    "sciagent_gym/providers/qemu/vm.py": "QemuVM: boot, snapshots and saved states of one VM",
+    "sciagent_gym/evaluation/checks.py": "the registry of comparison checks, one function each",
+    "sciagent_gym/runs/attacks.py": "the hostile-agent catalogue, one function per attack",
+    "sciagent_gym/server/files.py": "bounded, symlink-safe file and tree transfer",
+    "sciagent_gym/providers/local/sandbox.py": "the bubblewrap sandbox of one zone",
+    "sciagent_gym/actions/validate.py": "the caps and value checkers every action form shares",
+}
+
+
+def _modules() -> dict[str, Path]:
+    """Dotted name -> file, for the package and the tool folders (shipped inside it)."""
+    found = {}
+    for base, prefix in ((PACKAGE, "sciagent_gym"), (envs_root(), "sciagent_gym.envs")):
+        for path in base.rglob("*.py"):
+            rel = path.relative_to(base).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            if "snapshot" in parts:
+                continue
+            found[".".join([prefix, *parts])] = path
+    return found
+
+
+def _imports(path: Path, name: str, modules: dict[str, Path]) -> set[str]:
+    """Every module ``name`` imports anywhere in its body (top level, functions,
+    TYPE_CHECKING blocks), as the most specific module of ours each import names."""
+    is_package = path.name == "__init__.py"
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".") if is_package else name.split(".")[:-1]
+                anchor = anchor[:len(anchor) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                       for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+    return out
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles_lazy_or_not():
+    modules = _modules()
+    graph = {name: _imports(path, name, modules) for name, path in modules.items()}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_modules_are_small_or_one_concept():
+    too_big = {}
+    for path in PACKAGE.rglob("*.py"):
+        rel = str(path.relative_to(ROOT))
+        lines = len(path.read_text().splitlines())
+        if lines > MAX_LINES and rel not in ONE_CONCEPT:
+            too_big[rel] = lines
+    assert not too_big, f"split these, or list them in ONE_CONCEPT with the reason: {too_big}"
+    stale = [rel for rel in ONE_CONCEPT
+             if not (ROOT / rel).is_file()
+             or len((ROOT / rel).read_text().splitlines()) <= MAX_LINES]
+    assert not stale, f"ONE_CONCEPT lists modules that no longer need it: {stale}"
+
+
+def test_every_exception_lives_in_errors():
+    """Exceptions are defined in sciagent_gym/errors.py only (tool folders define their own
+    channel errors as subclasses of errors.ToolScriptError)."""
+    elsewhere = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "errors.py" and path.parent == PACKAGE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and any(
+                    re.search(r"(Error|Exception|Failure)$", ast.unparse(b))
+                    for b in node.bases):
+                elsewhere.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert not elsewhere
+
+
+def test_no_tool_is_named_outside_its_folders():
+    """Adding a tool touches only envs/<tool>/ and task_specs/<tool>/: packaging, set-up and
+    the core never name one (docs and tests may)."""
+    names = sorted(discover())
+    core_files = [*PACKAGE.rglob("*.py"), ROOT / "pyproject.toml", ROOT / "setup.py",
+                  ROOT / "Makefile", *(ROOT / "vm_images").rglob("*.txt"),
+                  *(ROOT / "vm_images").rglob("*.json")]
+    hits = []
+    for path in core_files:
+        text = path.read_text()
+        for name in names:
+            for m in re.finditer(rf"envs[./]{name}\b|task_specs[./]{name}\b", text):
+                hits.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
+    assert not hits
+
+
+@pytest.mark.parametrize("tool", sorted(discover()))
+def test_tool_folder_has_what_discovery_needs(tool):
+    folder = envs_root() / tool
+    for name in ("tool.json", "adapter.py"):
+        assert (folder / name).is_file(), f"{tool}: {name} missing"
+    assert (ROOT / "task_specs" / tool).is_dir() or (folder.parent.parent / "task_specs"
+                                                     / tool).is_dir()

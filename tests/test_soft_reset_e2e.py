@@ -13,7 +13,7 @@ from conftest import REQUIRE_APPS, assert_same_frames
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.processes import wait_for
-from sciagent_gym.providers.local.provider import APP
+from sciagent_gym.providers.local.slot import APP
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif((shutil.which("ds9") is None or shutil.which("xpaget") is None)

@@ -1,325 +1,47 @@
-"""The embedded default: the real program on a private Xvfb display on this machine, no VM."""
+"""The embedded default: the real program on a private Xvfb display on this machine, no VM.
+
+:class:`LocalProvider` runs episodes in a :class:`~sciagent_gym.providers.local.slot.LocalSlot`
+and keeps spare slots warm in a :class:`~sciagent_gym.providers.local.pool.WarmPool`.
+"""
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sciagent_gym import processes
-from sciagent_gym.actions import types as A
-from sciagent_gym.controller.clipboard import Clipboard
-from sciagent_gym.controller.settle import SettleConfig, settle_canonical, wait_settled
-from sciagent_gym.controller.windows import WindowInfo, WindowLister
-from sciagent_gym.controller.x11 import X11Controller
-from sciagent_gym.errors import AppCrashedError, SciAgentError
+from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.providers.base import Provider
-from sciagent_gym.providers.local.display import VirtualDisplay
 from sciagent_gym.providers.local.pool import WarmPool
-from sciagent_gym.providers.local.sandbox import CommandResult, Sandbox
-from sciagent_gym.safe_fs import FreezeReport, copy_into, empty_dir, freeze_copy
+from sciagent_gym.providers.local.slot import LocalSlot
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
     from sciagent_gym.tools import ToolAdapter
 
-APP = "app"
+
+class _OfActiveSlot:
+    """A member of the provider's active slot: ``provider.x`` is ``provider._slot.x``, looked
+    up at each access (a warm reset swaps the slot). For methods: like a method, an instance
+    may still be given its own."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, provider: LocalProvider | None, owner: type | None = None) -> Any:
+        if provider is None:
+            return self
+        return getattr(provider._slot, self.name)
 
 
-def _tree(root: Path) -> set[str]:
-    """Relative paths of everything under ``root`` (links not followed)."""
-    out = set()
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel = os.path.relpath(dirpath, root)
-        for name in dirnames + filenames:
-            out.add(name if rel == "." else f"{rel}/{name}")
-    return out
+class _ReadOnlyOfActiveSlot(_OfActiveSlot):
+    """The same for data attributes, read-only as a property without a setter."""
 
-
-class LocalSlot(Provider):
-    """One Xvfb + openbox + sandboxed program, restored from the tool's snapshot on reset.
-
-    The display lives as long as the slot; each reset stops both sandbox zones (which ends
-    the program, the agent's commands and anything they started), copies the snapshot home
-    directory back, stages the task's inputs and starts the program again, waiting for its
-    window rather than sleeping. The agent zone (CLI actions) starts on the episode's first
-    CLI action, so episodes without one do not pay for it.
-    """
-
-    def __init__(self, width: int = 1280, height: int = 800, isolation: str = "auto",
-                 settle: SettleConfig | None = None) -> None:
-        self.width, self.height = width, height
-        self.settle_config = settle or SettleConfig()
-        self._display: VirtualDisplay | None = None
-        self._controller: X11Controller | None = None
-        self._windows: WindowLister | None = None
-        self._sandbox: Sandbox | None = None
-        self._agent: Sandbox | None = None
-        self._stage_dir: Path | None = None
-        self._clipboard: Clipboard | None = None
-        self._isolation = isolation
-        self._task_id: str | None = None  # the task the running program was started for
-        self.last_reset_timings: dict[str, float] = {}
-        try:
-            self._display = VirtualDisplay(width, height)
-            self._controller = X11Controller(self._display.name, width, height)
-            self._windows = WindowLister(self._display.name)
-            self._sandbox = Sandbox(self._display.name, self._display.socket_path, isolation)
-            self._agent = self._sandbox.agent_zone()
-            self._clipboard = Clipboard(self._display.name)
-        except BaseException:
-            self.close()
-            raise
-
-    @property
-    def display_name(self) -> str:
-        return self._display.name
-
-    @property
-    def last_grab_seconds(self) -> float:
-        return self._controller.last_grab_seconds
-
-    @property
-    def sandbox(self) -> Sandbox:
-        return self._sandbox
-
-    @property
-    def isolation(self) -> str:
-        return self._sandbox.isolation
-
-    @property
-    def cli_isolated(self) -> bool:
-        return self._sandbox.isolation == "bwrap"
-
-    @property
-    def host_work_dir(self) -> Path:
-        return self._sandbox.host_work
-
-    @property
-    def paths(self) -> dict[str, str]:
-        sbx = self._sandbox
-        return {"home": sbx.home, "work": sbx.work, "tmp": sbx.tmp}
-
-    # -- episode lifecycle -----------------------------------------------------------------
-    def reset(self, tool: ToolAdapter, task: Task) -> Task:
-        t0 = time.monotonic()
-        sbx = self._sandbox
-        self._agent.stop()
-        sbx.stop()
-        self._reset_input()
-        self._restore_home(tool.snapshot_dir)
-        t1 = time.monotonic()
-        self._stage(task)
-        t2 = time.monotonic()
-        sbx.extra_ro_binds = tool.sandbox_ro_binds()
-        sbx.start()
-        sbx.spawn(APP, tool.launch_argv(self, task), env=tool.launch_env(self),
-                  log=f"{sbx.tmp}/app.log")
-        t3 = time.monotonic()
-        self._wait_ready(tool, task)
-        self._controller.expose_all()
-        tool.after_ready(self, task)
-        tool.apply_start_state(self, task)
-        t4 = time.monotonic()
-        self._settle_canonical()
-        self.last_reset_timings = {"restore": t1 - t0, "stage": t2 - t1, "launch": t3 - t2,
-                                   "ready": t4 - t3, "settle": time.monotonic() - t4,
-                                   "total": time.monotonic() - t0}
-        self._task_id = task.spec.id
-        return task
-
-    def soft_reset(self, tool: ToolAdapter, task: Task) -> bool:
-        """Start ``task``'s episode in the program that is already running (same task as the
-        last episode), restored in place by the tool's adapter instead of restarted.
-
-        Home and work directory are restored as in a restart. False, with nothing
-        the following restart would not redo, when the program is not running, ran another
-        task, or the adapter cannot restore it from where it is."""
-        if self._task_id != task.spec.id or not self.app_running():
-            return False
-        t0 = time.monotonic()
-        self._agent.stop()  # every agent process ends before anything is restaged
-        self._reset_input()
-        self._restore_home(tool.snapshot_dir)
-        t1 = time.monotonic()
-        self._stage(task)
-        t2 = time.monotonic()
-        if self._home_tree() != self._expected_tree(tool.snapshot_dir):
-            return False  # something appeared meanwhile: only a restart is sure to clear it
-        try:
-            if not tool.restore_in_place(self, task):
-                return False
-            tool.apply_start_state(self, task)
-        except SciAgentError:
-            return False
-        t3 = time.monotonic()
-        self._settle_canonical()
-        self.last_reset_timings = {"restore": t1 - t0, "stage": t2 - t1, "in_place": t3 - t2,
-                                   "settle": time.monotonic() - t3,
-                                   "total": time.monotonic() - t0}
-        return True
-
-    def _settle_canonical(self) -> np.ndarray:
-        return settle_canonical(self._controller.grab, self._controller.expose_all,
-                                self.settle_config)
-
-    def _reset_input(self) -> None:
-        self._clipboard.close()  # the clipboard starts every episode empty
-        self._controller.release_all()
-        # The pointer starts every episode at the same place (hover effects are screen state).
-        self._controller.execute(A.Move(self.width - 1, self.height - 1))
-
-    def _restore_home(self, snapshot: Path) -> None:
-        """Empty the home directory and copy the snapshot in. The directory itself stays:
-        a running sandbox has it bound (soft resets), and a new bind would not be seen.
-        Nothing follows a link the program zone may have planted (safe_fs)."""
-        sbx = self._sandbox
-        home = sbx.host_home
-        owner = sbx.program_id if sbx.lease is not None and sbx.lease.switches_user else None
-        uid, gid = (owner.uid, owner.gid) if owner else (None, None)
-        empty_dir(home)
-        if snapshot.is_dir():
-            copy_into(snapshot, home, uid, gid)
-        work = home / "work"
-        if not work.is_dir() or work.is_symlink():
-            work.unlink(missing_ok=True)
-            work.mkdir()
-        if uid is not None:
-            os.chown(work, uid, gid, follow_symlinks=False)
-        os.chmod(work, 0o775, follow_symlinks=False)
-
-    def _home_tree(self) -> set[str]:
-        return _tree(self._sandbox.host_home)
-
-    def _expected_tree(self, snapshot: Path) -> set[str]:
-        """What a restored and staged home holds: the snapshot, work/ and the inputs."""
-        staged = {f"work/{p}" for p in _tree(self._stage_dir)} if self._stage_dir else set()
-        return (_tree(snapshot) if snapshot.is_dir() else set()) | {"work"} | staged
-
-    def _stage(self, task: Task) -> None:
-        """Generate the task's inputs in a private host directory, then copy them into the
-        work directory (owned by the program zone's user; never through planted links)."""
-        if self._stage_dir is not None:
-            shutil.rmtree(self._stage_dir, ignore_errors=True)
-        self._stage_dir = processes.owned_tempdir("stage")
-        task.stage(self._stage_dir)
-        sbx = self._sandbox
-        owner = sbx.program_id if sbx.lease is not None and sbx.lease.switches_user else None
-        copy_into(self._stage_dir, sbx.host_work, *((owner.uid, owner.gid) if owner
-                                                      else (None, None)))
-
-    def _wait_ready(self, tool: ToolAdapter, task: Task) -> None:
-        def ready() -> bool:
-            if not self.app_running():
-                raise AppCrashedError(
-                    f"{tool.info.display_name} exited during start-up; its output ends with:\n"
-                    f"{self.app_log_tail()}")
-            return tool.is_ready(self.windows(), task)
-
-        try:
-            processes.wait_for(ready, tool.ready_timeout, interval=0.02,
-                               what=f"{tool.info.display_name} to show its window")
-        except TimeoutError as exc:
-            titles = [w.title for w in self.windows()]
-            raise TimeoutError(f"{exc}; windows now: {titles}; program output ends with:\n"
-                               f"{self.app_log_tail()}") from None
-
-    # -- acting and observing ----------------------------------------------------------------
-    def execute(self, action: A.Action) -> None:
-        self._controller.execute(action)
-
-    def screenshot(self) -> np.ndarray:
-        return self._controller.grab()
-
-    def wait_settled(self) -> np.ndarray:
-        frame, self.last_settled = wait_settled(self._controller.grab, self.settle_config)
-        return frame
-
-    def windows(self) -> list[WindowInfo]:
-        return self._windows.list()
-
-    def pointer(self) -> tuple[int, int]:
-        return self._controller.pointer()
-
-    def _agent_zone(self) -> Sandbox:
-        """The agent zone, started on first use in an episode."""
-        if not self._agent.alive:
-            self._agent.start()
-        return self._agent
-
-    def run_command(self, command: str, timeout: float = 30.0) -> CommandResult:
-        return self._agent_zone().exec(shell=command, timeout=timeout)
-
-    def launch_command(self, name: str, argv: list[str]) -> None:
-        self._agent_zone().spawn(name, argv, log=None)
-
-    def stop_agent_processes(self) -> None:
-        self._agent.stop()
-
-    def freeze_work_dir(self, dest: Path) -> FreezeReport:
-        """Stop every agent-zone process, then copy the work directory to ``dest``."""
-        self._agent.stop()
-        return freeze_copy(self._sandbox.host_work, dest)
-
-    def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
-        self._sandbox.spawn(name, argv, log=f"{self._sandbox.tmp}/{name}.log")
-
-    def helper_running(self, name: str) -> bool:
-        return bool(self._sandbox.poll(name)["running"])
-
-    def kill_in_sandbox(self, name: str) -> None:
-        self._sandbox.kill(name)
-
-    def read_file(self, path: str, remove: bool = False) -> str | None:
-        return self._sandbox.read(path, remove=remove)
-
-    def close_window(self, window_id: int) -> None:
-        self._windows.close_window(window_id)
-
-    def nudge_window(self, window_id: int) -> None:
-        self._windows.nudge(window_id)
-
-    def activate_window(self, window_id: int) -> None:
-        self._windows.activate(window_id)
-
-    def set_clipboard(self, text: str) -> None:
-        self._clipboard.set(text)
-
-    def get_clipboard(self) -> str:
-        return self._clipboard.get()
-
-    def app_running(self) -> bool:
-        if self._sandbox is None or not self._sandbox.alive:
-            return False
-        try:
-            return bool(self._sandbox.poll(APP)["running"])
-        except Exception:
-            return False
-
-    def app_log_tail(self) -> str:
-        try:
-            return (self._sandbox.read(f"{self._sandbox.tmp}/app.log", 4000) or "").strip()
-        except Exception as exc:
-            return f"(log unavailable: {exc})"
-
-    def close(self) -> None:
-        if self._stage_dir is not None:
-            shutil.rmtree(self._stage_dir, ignore_errors=True)
-            self._stage_dir = None
-        for part in (self._clipboard, self._agent, self._sandbox, self._windows,
-                     self._controller, self._display):
-            if part is not None:
-                try:
-                    part.close()
-                except Exception:
-                    pass
-        self._sandbox = self._windows = self._controller = self._display = None
-        self._clipboard = self._agent = None
+    def __set__(self, provider: LocalProvider, value: Any) -> None:
+        raise AttributeError(f"{self.name!r} of {type(provider).__name__} is its active "
+                             "slot's and cannot be set")
 
 
 class LocalProvider(Provider):
@@ -387,108 +109,43 @@ class LocalProvider(Provider):
     def pool(self) -> WarmPool | None:
         return self._pool
 
-    # -- everything else acts on the active slot ---------------------------------------------
-    @property
-    def display_name(self) -> str:
-        return self._slot.display_name
-
-    @property
-    def sandbox(self) -> Sandbox:
-        return self._slot.sandbox
-
-    @property
-    def isolation(self) -> str:
-        return self._slot.isolation
-
-    @property
-    def settle_config(self) -> SettleConfig:
-        return self._slot.settle_config
-
-    @property
-    def _display(self) -> VirtualDisplay:
-        return self._slot._display
-
-    @property
-    def _controller(self) -> X11Controller:
-        return self._slot._controller
-
-    @property
-    def last_grab_seconds(self) -> float:
-        return self._slot.last_grab_seconds
-
-    @property
-    def cli_isolated(self) -> bool:
-        return self._slot.cli_isolated
-
-    @property
-    def host_work_dir(self) -> Path:
-        return self._slot.host_work_dir
-
-    @property
-    def paths(self) -> dict[str, str]:
-        return self._slot.paths
-
-    def execute(self, action: A.Action) -> None:
-        self._slot.execute(action)
-
-    def screenshot(self) -> np.ndarray:
-        return self._slot.screenshot()
+    # -- everything else is the active slot's ------------------------------------------------
+    display_name = _ReadOnlyOfActiveSlot()
+    sandbox = _ReadOnlyOfActiveSlot()
+    isolation = _ReadOnlyOfActiveSlot()
+    settle_config = _ReadOnlyOfActiveSlot()
+    _display = _ReadOnlyOfActiveSlot()
+    _controller = _ReadOnlyOfActiveSlot()
+    last_grab_seconds = _ReadOnlyOfActiveSlot()
+    cli_isolated = _ReadOnlyOfActiveSlot()
+    host_work_dir = _ReadOnlyOfActiveSlot()
+    paths = _ReadOnlyOfActiveSlot()
+    execute = _OfActiveSlot()
+    screenshot = _OfActiveSlot()
+    windows = _OfActiveSlot()
+    pointer = _OfActiveSlot()
+    run_command = _OfActiveSlot()
+    launch_command = _OfActiveSlot()
+    stop_agent_processes = _OfActiveSlot()
+    freeze_work_dir = _OfActiveSlot()
+    spawn_in_sandbox = _OfActiveSlot()
+    helper_running = _OfActiveSlot()
+    kill_in_sandbox = _OfActiveSlot()
+    read_file = _OfActiveSlot()
+    close_window = _OfActiveSlot()
+    nudge_window = _OfActiveSlot()
+    activate_window = _OfActiveSlot()
+    set_clipboard = _OfActiveSlot()
+    get_clipboard = _OfActiveSlot()
+    app_running = _OfActiveSlot()
+    app_log_tail = _OfActiveSlot()
 
     def wait_settled(self) -> np.ndarray:
+        """The active slot's wait; its ``last_settled`` is copied, so the provider's stays
+        that of its own last wait across slot swaps."""
         frame = self._slot.wait_settled()
         self.last_settled = self._slot.last_settled
         return frame
-
-    def windows(self) -> list[WindowInfo]:
-        return self._slot.windows()
-
-    def pointer(self) -> tuple[int, int]:
-        return self._slot.pointer()
-
-    def run_command(self, command: str, timeout: float = 30.0) -> CommandResult:
-        return self._slot.run_command(command, timeout)
-
-    def launch_command(self, name: str, argv: list[str]) -> None:
-        self._slot.launch_command(name, argv)
-
-    def stop_agent_processes(self) -> None:
-        self._slot.stop_agent_processes()
-
-    def freeze_work_dir(self, dest: Path) -> FreezeReport:
-        return self._slot.freeze_work_dir(dest)
-
-    def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
-        self._slot.spawn_in_sandbox(name, argv)
-
-    def helper_running(self, name: str) -> bool:
-        return self._slot.helper_running(name)
-
-    def kill_in_sandbox(self, name: str) -> None:
-        self._slot.kill_in_sandbox(name)
-
-    def read_file(self, path: str, remove: bool = False) -> str | None:
-        return self._slot.read_file(path, remove)
-
-    def close_window(self, window_id: int) -> None:
-        self._slot.close_window(window_id)
-
-    def nudge_window(self, window_id: int) -> None:
-        self._slot.nudge_window(window_id)
-
-    def activate_window(self, window_id: int) -> None:
-        self._slot.activate_window(window_id)
-
-    def set_clipboard(self, text: str) -> None:
-        self._slot.set_clipboard(text)
-
-    def get_clipboard(self) -> str:
-        return self._slot.get_clipboard()
-
-    def app_running(self) -> bool:
-        return self._slot.app_running()
-
-    def app_log_tail(self) -> str:
-        return self._slot.app_log_tail()
 
     def close(self) -> None:
         try:

@@ -33,10 +33,8 @@ load_tool_getters("qupath")
 
 from sciagent_gym.envs.qupath import adapter as qadapter  # noqa: E402
 from sciagent_gym.envs.qupath import data  # noqa: E402
-from sciagent_gym.envs.qupath.getters import (  # noqa: E402
-    normalize_column,
-    parse_geojson,
-)
+from sciagent_gym.envs.qupath.geojson import parse_geojson  # noqa: E402
+from sciagent_gym.envs.qupath.tables import normalize_column  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "qupath"

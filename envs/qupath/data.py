@@ -37,8 +37,6 @@ RUIFROK_DAB = (0.268, 0.570, 0.776)
 # QuPath's defaults (StainVector.java, v0.5.1): rounded Ruifrok vectors
 QUPATH_DEFAULT_H = (0.65, 0.70, 0.29)
 QUPATH_DEFAULT_DAB = (0.27, 0.57, 0.78)
-IMAGE_TYPES = ("BRIGHTFIELD_H_DAB", "BRIGHTFIELD_H_E", "BRIGHTFIELD_OTHER", "FLUORESCENCE",
-               "OTHER", "UNSET")
 
 
 def unit(v: Any) -> np.ndarray:

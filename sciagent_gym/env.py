@@ -31,17 +31,37 @@ from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.evaluation import EvaluationResult, FinalState, commands_needed, evaluate
 from sciagent_gym.evaluation.cost import is_cheap
 from sciagent_gym.processes import owned_tempdir
+from sciagent_gym.providers.base import Provider
 from sciagent_gym.safe_fs import freeze_copy
 from sciagent_gym.tasks.spec import CLI_MODALITIES, MODALITIES, TaskSpec
 from sciagent_gym.tasks.task import HELDOUT_SPLIT, SPLITS, Task, episode_split, split_of
 from sciagent_gym.timings import Timings
 from sciagent_gym.tools import load_adapter, load_tool_specs
 
-PROVIDERS = ("local", "qemu", "remote")
+PROVIDERS = ("local", "qemu", "remote", "fake")
 REWARD_MODES = ("partial", "binary", "dense")
 MAX_INSTRUCTION = 4096
 MAX_TERMINAL = 16384
 MAX_WAIT = 10.0
+
+
+def provider_class(name: str) -> type[Provider]:
+    """The provider class behind ``provider=name`` (imported on demand)."""
+    if name == "remote":
+        from sciagent_gym.providers.remote import RemoteProvider
+
+        return RemoteProvider
+    if name == "qemu":
+        from sciagent_gym.providers.qemu.provider import QemuProvider
+
+        return QemuProvider
+    if name == "fake":
+        from sciagent_gym.providers.fake import FakeProvider
+
+        return FakeProvider
+    from sciagent_gym.providers.local.provider import LocalProvider
+
+    return LocalProvider
 
 
 class SciGUIEnv(gym.Env):
@@ -73,11 +93,15 @@ class SciGUIEnv(gym.Env):
         pool_size: spare sandboxes prepared in the background for the variants the env
             expects next (the continuation of the RNG after an unseeded reset; seed + 1, the
             RNG's continuation, then the same seed after a seeded one), so that most resets
-            only swap a ready sandbox in. 0 disables it.
+            only swap a ready sandbox in. 0 disables it. Only providers with
+            ``supports_pool`` (local) keep spares; on the others (qemu resets its one VM by
+            ``loadvm``, remote its one machine) 0 and 1, the default, both mean none and more
+            raises ValueError.
         pool_workers: how many spare sandboxes are prepared at the same time (1 to
             ``pool_size``; default 1). More help when episodes are shorter than the
             program's start and the cores are not busy.
-        soft_reset: local provider only: up to this many resets in a row (0, the default:
+        soft_reset: providers with ``supports_soft_reset`` only (local; elsewhere a value
+            above 0 raises ValueError): up to this many resets in a row (0, the default:
             none) keep the program running when the new episode has the same task as the
             last, and the tool's adapter restores it in place (DS9: reload the inputs and set
             back every display setting, region and panel tasks read or change) instead of
@@ -91,7 +115,9 @@ class SciGUIEnv(gym.Env):
         provider: ``"local"`` (Xvfb on this machine, the default), ``"qemu"`` (the tool's
             guest image under QEMU, reset by ``loadvm``; build it first with
             ``sciagent-gym image build <tool>``) or ``"remote"`` (a control server someone
-            else runs, at ``url`` with ``token``).
+            else runs, at ``url`` with ``token``) or ``"fake"`` (no display and no program:
+            :class:`~sciagent_gym.providers.fake.FakeProvider`, for unit tests of the env's
+            logic; reach it as ``env.provider`` to script commands or simulate the program).
         isolation: ``"auto"``, ``"bwrap"`` or ``"none"`` (see providers.sandbox).
         allow_unsafe_cli: run CLI actions even without isolation (development only).
         url, token: the remote provider's control server and its secret.
@@ -99,7 +125,7 @@ class SciGUIEnv(gym.Env):
             callable that reverts the remote machine (e.g. its VM snapshot) on every reset;
             without one the program is restarted.
         provider_options: extra arguments of the qemu provider (``memory_mb``, ``cpus``,
-            ``accel``, ``cache_dir``).
+            ``accel``, ``cache_dir``) or of the fake one (``cli_isolated``).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
@@ -133,7 +159,7 @@ class SciGUIEnv(gym.Env):
         self._provider_args = {"url": url, "token": token, "reset_hook": reset_hook,
                                **(provider_options or {})}
         self.adapter = load_adapter(tool)
-        if provider == "local":  # elsewhere the program lives in the guest or remote machine
+        if provider == "local":  # elsewhere the program lives in the guest, remote or nowhere
             self.adapter.check_installed()
         self.specs: dict[str, TaskSpec] = load_tool_specs(tool)
         if not self.specs:
@@ -155,10 +181,19 @@ class SciGUIEnv(gym.Env):
         if pool_size and not 1 <= pool_workers <= pool_size:
             raise ValueError(f"pool_workers must be between 1 and pool_size ({pool_size}), "
                              f"not {pool_workers}")
-        self.pool_size, self.pool_workers = pool_size, pool_workers
         if isinstance(soft_reset, bool) or not isinstance(soft_reset, int) or soft_reset < 0:
             raise ValueError(f"soft_reset must be an int >= 0 (resets in a row that keep the "
                              f"program running), not {soft_reset!r}")
+        cls = provider_class(provider)
+        if pool_size > 1 and not cls.supports_pool:
+            raise ValueError(f"pool_size={pool_size}: the {provider} provider keeps no spare "
+                             "sandboxes (use 0 or 1, which mean none there)")
+        if soft_reset and not cls.supports_soft_reset:
+            raise ValueError(f"soft_reset={soft_reset}: the {provider} provider cannot keep "
+                             "the program running between episodes (use 0)")
+        # Where the provider keeps no spares, the default 1 means none.
+        self.pool_size = pool_size if cls.supports_pool else 0
+        self.pool_workers = pool_workers
         self.soft_reset, self._soft_in_a_row = soft_reset, 0
         # The program's internal state in info["state"] after reset and every step (POMDP
         # studies: what the screenshot does not show). Never in the observation.
@@ -224,6 +259,12 @@ class SciGUIEnv(gym.Env):
                          if k not in ("url", "token", "reset_hook")}
                 self.provider = QemuProvider(self.adapter, self.width, self.height,
                                              self._settle, **extra)
+            elif self.provider_name == "fake":
+                from sciagent_gym.providers.fake import FakeProvider
+
+                extra = {k: v for k, v in args.items()
+                         if k not in ("url", "token", "reset_hook")}
+                self.provider = FakeProvider(self.width, self.height, **extra)
             else:
                 from sciagent_gym.providers.local.provider import LocalProvider
 
@@ -279,7 +320,7 @@ class SciGUIEnv(gym.Env):
 
     def _soft_reset(self, provider, task: Task) -> Task | None:
         """The task restored in the running program, or None: restart it (see soft_reset)."""
-        if self._soft_in_a_row >= self.soft_reset or not hasattr(provider, "soft_reset"):
+        if self._soft_in_a_row >= self.soft_reset:
             self._soft_in_a_row = 0
             return None
         staged = provider.soft_reset(self.adapter, task)
@@ -301,7 +342,7 @@ class SciGUIEnv(gym.Env):
         that seed only the first reset), the same seed again (replays of one variant), then
         further draws of the RNG.
         """
-        if not hasattr(self.provider, "prefetch") or not self.pool_size:
+        if not self.pool_size:
             return
         ahead = copy.deepcopy(self.np_random)
         wanted = []

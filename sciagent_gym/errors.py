@@ -98,6 +98,10 @@ class ResetHookError(SciAgentError):
     """The reset hook (command or URL) failed."""
 
 
+class FakeProviderError(SciAgentError):
+    """Something the fake provider (unit tests) cannot do; it never pretends it did."""
+
+
 class QemuError(SciAgentError):
     """QEMU refused a command or the VM failed; the message carries QEMU's own words."""
 

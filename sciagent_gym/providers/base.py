@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -19,10 +20,24 @@ if TYPE_CHECKING:
 
 
 class Provider(abc.ABC):
-    """Owns a sandbox's lifecycle: display, program, snapshot restore, commands, screen."""
+    """Owns a sandbox's lifecycle: display, program, snapshot restore, commands, screen.
+
+    Optional abilities are declared per class, so the env can refuse an option a provider
+    cannot honour when it is made rather than ignore it: ``supports_soft_reset``
+    (:meth:`soft_reset`) and ``supports_pool`` (:meth:`prefetch`, spare sandboxes prepared
+    ahead). A class that overrides the method supports the ability unless its body sets the
+    flag itself; the base methods raise NotImplementedError.
+    """
+
+    #: Whether :meth:`soft_reset` can restore the running program in place.
+    supports_soft_reset: ClassVar[bool] = False
+    #: Whether :meth:`prefetch` prepares spare sandboxes (the env's ``pool_size``).
+    supports_pool: ClassVar[bool] = False
 
     width: int
     height: int
+    #: Seconds per phase of the last reset (reported as ``info["timings"]``).
+    last_reset_timings: dict[str, float]
     #: Factor on every wait for the program (ready, channel answers): an emulated VM runs
     #: programs several times slower than the host.
     ready_scale: float = 1.0
@@ -36,6 +51,26 @@ class Provider(abc.ABC):
 
         Returns the task as staged (a provider with prepared sandboxes may return its own,
         already staged instance of the same variant)."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        for flag, method in (("supports_soft_reset", "soft_reset"), ("supports_pool", "prefetch")):
+            if flag not in cls.__dict__:
+                setattr(cls, flag, getattr(cls, method) is not getattr(Provider, method))
+
+    def soft_reset(self, tool: ToolAdapter, task: Task) -> Task | None:
+        """Start ``task``'s episode in the program left running by the last one, restored in
+        place; None when that is not possible from where it is (the env then calls
+        :meth:`reset`). Only where ``supports_soft_reset``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot restore a running program in "
+                                  "place (supports_soft_reset is False)")
+
+    def prefetch(self, tool: ToolAdapter,
+                 wanted: list[tuple[str, Callable[[dict[str, str]], Task]]]) -> None:
+        """Prepare these variants (key, task factory), most likely first, in spare sandboxes
+        while the episode runs. Only where ``supports_pool``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no spare sandboxes "
+                                  "(supports_pool is False)")
 
     @abc.abstractmethod
     def execute(self, action: A.Action) -> None:

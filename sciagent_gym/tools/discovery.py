@@ -3,6 +3,12 @@
 Discovery reads only ``tool.json``, so importing the package stays cheap and adding a tool
 touches no core file. A tool's getters and task specs are loaded on demand, getters first
 (the specs' criteria name them).
+
+Tools outside the package (the unit tests' fixture tool, a tool developed elsewhere) join with
+:func:`add_tools_root`: a folder laid out like the repository's top level, ``envs/<tool>/``
+and ``task_specs/<tool>/``. Its folders are appended to the ``__path__`` of
+``sciagent_gym.envs`` and ``sciagent_gym.task_specs``, so its code imports as
+``sciagent_gym.envs.<tool>.*`` like a packaged tool's and nothing else needs to know.
 """
 
 from __future__ import annotations
@@ -83,12 +89,48 @@ def task_specs_root() -> Path:
     return Path(str(resources.files("sciagent_gym.task_specs")))
 
 
+def _package_paths(package: str) -> list[Path]:
+    """The folders of ``sciagent_gym.envs`` or ``sciagent_gym.task_specs``: the packaged one
+    first, then any added by :func:`add_tools_root`."""
+    return [Path(p) for p in importlib.import_module(package).__path__]
+
+
+def add_tools_root(root: str | Path) -> None:
+    """Discover the tools under ``root/envs/`` (task specs under ``root/task_specs/``) beside
+    the packaged ones, until :func:`remove_tools_root`. A tool whose name the package already
+    has is refused by :func:`discover`."""
+    root = Path(root).resolve()
+    for package, folder in (("sciagent_gym.envs", root / "envs"),
+                            ("sciagent_gym.task_specs", root / "task_specs")):
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{root} is not a tools root: {folder} is missing")
+        paths = importlib.import_module(package).__path__
+        if str(folder) not in paths:
+            paths.append(str(folder))
+    discover.cache_clear()
+
+
+def remove_tools_root(root: str | Path) -> None:
+    """Forget a root added with :func:`add_tools_root` (modules already imported stay)."""
+    root = Path(root).resolve()
+    for package, folder in (("sciagent_gym.envs", root / "envs"),
+                            ("sciagent_gym.task_specs", root / "task_specs")):
+        paths = importlib.import_module(package).__path__
+        if str(folder) in paths:
+            paths.remove(str(folder))
+    discover.cache_clear()
+
+
 @cache
 def discover() -> dict[str, ToolInfo]:
     """Every tool folder with a ``tool.json``, by tool name."""
-    found = {}
-    for meta_path in sorted(envs_root().glob("*/tool.json")):
+    found: dict[str, ToolInfo] = {}
+    roots = _package_paths("sciagent_gym.envs")
+    for meta_path in [m for root in roots for m in sorted(root.glob("*/tool.json"))]:
         meta = json.loads(meta_path.read_text())
+        if meta["name"] in found:
+            raise ValueError(f"two tools named {meta['name']!r}: {found[meta['name']].folder} "
+                             f"and {meta_path.parent}")
         reqs = tuple(Requirement(**{**r, "search": tuple(r.get("search", ()))})
                      for r in meta.get("requires", []))
         found[meta["name"]] = ToolInfo(
@@ -120,6 +162,8 @@ def load_tool_specs(name: str | None = None) -> dict[str, TaskSpec]:
     for tool in names:
         load_tool_getters(tool)
     specs: dict[str, TaskSpec] = {}
+    roots = _package_paths("sciagent_gym.task_specs")
     for tool in names:
-        specs.update(load_specs(task_specs_root(), tool))
+        root = next((r for r in roots if (r / tool).is_dir()), roots[0])
+        specs.update(load_specs(root, tool))
     return specs

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sciagent_gym.errors import ActionError  # noqa: F401 (re-exported)
+from sciagent_gym.errors import ActionError  # noqa: F401 (actions and their error together)
 
 MouseButton = Literal["left", "middle", "right"]
 

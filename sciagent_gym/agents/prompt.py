@@ -22,9 +22,7 @@ import numpy as np
 import requests
 from PIL import Image
 
-from sciagent_gym.errors import (
-    AgentError,  # noqa: F401 (re-exported)
-    )
+from sciagent_gym.errors import AgentError
 
 SYSTEM_PROMPT = """\
 You operate a scientific desktop program on a Linux screen of {width}x{height} pixels, like a \

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from sciagent_gym.errors import ParamError  # noqa: F401 (re-exported)
+from sciagent_gym.errors import ParamError
 
 Check = Callable[..., tuple[bool, str]]
 Validator = Callable[[Mapping[str, Any]], None]

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sciagent_gym.errors import LookupFailure  # noqa: F401 (re-exported)
+from sciagent_gym.errors import LookupFailure
 
 _BRACKET = re.compile(r"\[\s*(-?\d+)\s*\]")
 _INDEX = re.compile(r"-?\d+")

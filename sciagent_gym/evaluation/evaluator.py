@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from sciagent_gym.errors import SpecError  # noqa: F401 (re-exported)
+from sciagent_gym.errors import SpecError
 
 from .checks import CHECKS, VALIDATORS, ParamError
 from .getters import GETTERS, GetterError

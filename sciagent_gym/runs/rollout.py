@@ -37,7 +37,6 @@ class RandomPolicy:
         self.space = env.action_space
         self.space.seed(seed)
         self.rng = np.random.default_rng(seed)
-        self.screen = env.unwrapped.width, env.unwrapped.height
 
     def __call__(self, obs: dict[str, Any]) -> dict[str, Any]:
         sample = self.space.sample()

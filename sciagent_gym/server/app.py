@@ -53,7 +53,7 @@ from urllib.parse import parse_qs, urlsplit
 from sciagent_gym.actions.human import parse_action_dict
 from sciagent_gym.actions.types import ActionError
 from sciagent_gym.controller.settle import SettleConfig
-from sciagent_gym.errors import HTTPError  # noqa: F401 (re-exported)
+from sciagent_gym.errors import HTTPError
 from sciagent_gym.server.files import PathRefused, TreeLimits, TreeTooLarge
 from sciagent_gym.server.machine import Machine
 

@@ -24,15 +24,11 @@ import requests
 from sciagent_gym.actions import types as A
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import (
-    ControlError,  # noqa: F401 (re-exported)
-    )
+from sciagent_gym.errors import ControlError
 from sciagent_gym.providers.local.sandbox import CommandResult
 from sciagent_gym.server.files import PathRefused, TreeLimits, TreeTooLarge, unpack_into
 
 MAX_JSON_REPLY = 16 << 20
-MAX_PNG_REPLY = 64 << 20
-MAX_FILE_REPLY = 256 << 20
 MAX_ERROR_REPLY = 4096
 MAX_SCREEN_SIDE = 16384
 MAX_WINDOWS = 10_000
@@ -255,13 +251,6 @@ class ControlClient:
     def screen(self) -> np.ndarray:
         return self._frame(self._request("GET", "/screen"), "GET /screen")
 
-    def screen_png(self) -> bytes:
-        data = self._read(self._request("GET", "/screen", params={"format": "png"}),
-                          MAX_PNG_REPLY, "GET /screen?format=png")
-        if not data.startswith(b"\x89PNG\r\n\x1a\n"):
-            raise ControlError("GET /screen?format=png: the reply is not a PNG")
-        return data
-
     def settle(self, config: SettleConfig, canonical: bool = False) -> np.ndarray:
         body = {"quiet": config.quiet, "cap": config.cap, "interval": config.interval,
                 "tolerance": config.tolerance, "canonical": canonical}
@@ -329,14 +318,6 @@ class ControlClient:
         if data is not None and len(data) > max_bytes:
             raise ControlError(f"GET /files: {len(data)} characters for max_bytes={max_bytes}")
         return data
-
-    def get_file(self, path: str, max_bytes: int = MAX_FILE_REPLY) -> bytes:
-        return self._read(self._request("GET", "/files/raw", params={"path": path}),
-                          max_bytes, f"GET /files/raw {path}")
-
-    def put_file(self, path: str, data: bytes) -> None:
-        self._read(self._request("PUT", "/files/raw", params={"path": path}, data=data),
-                   MAX_JSON_REPLY, "PUT /files/raw")
 
     def get_tree(self, remote: str, local: Path) -> None:
         """Replace the local directory's contents with the remote directory's: the archive

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import PureWindowsPath
 from typing import BinaryIO
 
-from sciagent_gym.errors import PathRefused, TreeTooLarge  # noqa: F401 (re-exported)
+from sciagent_gym.errors import PathRefused, TreeTooLarge
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)

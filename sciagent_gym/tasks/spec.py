@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sciagent_gym.errors import TaskSpecError  # noqa: F401 (re-exported)
+from sciagent_gym.errors import TaskSpecError
 from sciagent_gym.evaluation import Criterion, SpecError
 
 DIFFICULTIES = ("easy", "medium", "hard")

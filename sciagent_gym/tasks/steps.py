@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from sciagent_gym.errors import (
-    StepError,  # noqa: F401 (re-exported)
+    StepError,
 )
 
 

@@ -22,7 +22,7 @@ from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
-from sciagent_gym.errors import LimitError  # noqa: F401 (re-exported)
+from sciagent_gym.errors import LimitError
 
 from .registry import GetterError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from sciagent_gym.errors import GetterError  # noqa: F401 (re-exported)
+from sciagent_gym.errors import GetterError  # noqa: F401 (what getters raise, beside register)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

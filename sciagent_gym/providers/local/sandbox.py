@@ -296,13 +296,6 @@ class Sandbox:
     def host_work(self) -> Path:
         return self.host_home / "work"
 
-    def to_host(self, inside: str) -> Path:
-        """Map a path inside the sandbox's home to the host path."""
-        rel = os.path.relpath(inside, self.home)
-        if rel.startswith(".."):
-            raise ValueError(f"{inside} is not inside the sandbox home {self.home}")
-        return self.host_home / rel
-
     # -- lifecycle ---------------------------------------------------------------------------
     def _bwrap_argv(self, python: str, py_binds: list[str], seccomp: int | None) -> list[str]:
         ident = self.identity

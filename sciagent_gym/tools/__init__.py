@@ -10,15 +10,18 @@ from sciagent_gym.tools.adapter import ToolAdapter, load_adapter
 from sciagent_gym.tools.discovery import (
     Requirement,
     ToolInfo,
+    add_tools_root,
     discover,
     envs_root,
     load_tool_getters,
     load_tool_specs,
+    remove_tools_root,
     task_specs_root,
     tool_info,
 )
 from sciagent_gym.tools.host import ChannelHost, ProgramHost
 
-__all__ = ["ChannelHost", "ProgramHost", "Requirement", "ToolAdapter", "ToolInfo", "discover",
+__all__ = ["ChannelHost", "ProgramHost", "Requirement", "ToolAdapter", "ToolInfo", "add_tools_root",
+           "discover",
            "envs_root", "load_adapter", "load_tool_getters", "load_tool_specs",
-           "task_specs_root", "tool_info"]
+           "remove_tools_root", "task_specs_root", "tool_info"]

@@ -108,7 +108,7 @@ class SciGUIEnv(gym.Env):
             restarting it. Home and work directory are restored as in a restart; after the
             budget, or when the adapter cannot restore it (another window is open), the
             program is restarted. For RL on short tasks: a DS9 reset takes ~1 s instead of
-            ~2.5 s and costs no start-up CPU. tests/test_soft_reset_e2e.py checks that the
+            ~2.5 s and costs no start-up CPU. tests/e2e/test_soft_reset_e2e.py checks that the
             start frame and state dump equal a restart's; state outside them (e.g. a
             preference changed in a dialog) can survive until the next restart. Use it with
             ``pool_size=0``: pooled sandboxes are restarts prepared ahead.

@@ -1,37 +1,33 @@
-"""Shared fixtures. End-to-end tests drive the real ImageJ under Xvfb.
+"""Shared fixtures and the collection rule for end-to-end tests (helpers live in helpers.py).
 
-When the programs are missing the e2e tests are skipped with the reason, except when
-``SCIAGENT_REQUIRE_APPS=1`` (set by CI): then a missing program is a failure, so a CI run can
-never report skipped end-to-end checks as passing.
+Tests under ``tests/e2e/`` drive real programs under Xvfb and are marked ``e2e``; tests under
+``tests/unit/`` need no program. An e2e test is skipped when the display programs or ImageJ (the
+tool the generic e2e tests use) are missing, except under ``SCIAGENT_REQUIRE_APPS=1`` (CI),
+where a missing program fails it; tests of another tool say so with ``helpers.requires``.
 """
 
 from __future__ import annotations
 
 import fcntl
-import os
-import shutil
+import json
 import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from helpers import DISPLAY_PROGRAMS, REQUIRE_APPS, missing_programs, tool_missing
 
-REQUIRE_APPS = os.environ.get("SCIAGENT_REQUIRE_APPS") == "1"
-
-
-def _missing_programs() -> list[str]:
-    missing = [p for p in ("Xvfb", "openbox", "java") if shutil.which(p) is None]
-    if not Path("/usr/share/java/ij.jar").exists():
-        missing.append("imagej")
-    return missing
+E2E_DIR = Path(__file__).parent / "e2e"
 
 
 def pytest_collection_modifyitems(config, items):
-    missing = _missing_programs()
-    if not missing or REQUIRE_APPS:  # under CI a missing program must fail the tests
-        return
+    missing = [*missing_programs(*DISPLAY_PROGRAMS), *tool_missing("imagej")]
     for item in items:
-        if "e2e" in item.keywords:
-            item.add_marker(pytest.mark.skip(reason=f"programs not installed: {missing}"))
+        if E2E_DIR in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.e2e)
+        if missing and not REQUIRE_APPS and "e2e" in item.keywords:
+            item.add_marker(pytest.mark.skip(reason=f"not installed: {', '.join(missing)}"))
 
 
 @pytest.fixture(scope="module")
@@ -59,69 +55,65 @@ def one_vm_at_a_time():
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def our_processes(marker: str) -> list[str]:
-    """Live processes whose command line or environment mention ``marker`` (a path)."""
-    found = []
-    needle = marker.encode()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            if stat.rsplit(")", 1)[-1].split()[0] == "Z":
-                continue
-            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-            env = Path(f"/proc/{pid}/environ").read_bytes()
-        except OSError:
-            continue
-        if needle in raw or needle in env:
-            cmd = raw.replace(b"\0", b" ").decode(errors="replace")
-            found.append(f"{pid}: {cmd}")
-    return found
+# -- a scripted model server for the prompt agent --------------------------------------------------
 
 
-def step_until_changed(env, action, before, waits: int = 8):
-    """Step ``action``, then WAIT (as an agent would) until the observation differs from
-    ``before``; returns the last observation and the action step's ``info``.
+class ScriptedModel:
+    """Serves /v1/chat/completions; each request takes the next scripted (status, reply)."""
 
-    The step returns once the screen is quiet for the settle window (0.15 s); under load a
-    program can take longer than that to start reacting (a menu that pops up 0.3 s after the
-    click), and the change then shows in a later observation, not in this one."""
-    import numpy as np
+    def __init__(self, script: list[tuple[int, str]]) -> None:
+        self.script = list(script)
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        model = self
 
-    obs, _, _, _, info = env.step(action)
-    for _ in range(waits):
-        if not np.array_equal(obs["screenshot"], before):
-            break
-        obs = env.step("WAIT")[0]
-    return obs, info
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                model.requests.append(body)
+                model.headers.append(dict(self.headers))
+                if self.path != "/v1/chat/completions":
+                    self.send_error(404)
+                    return
+                status, reply = model.script.pop(0) if model.script else (200, "DONE")
+                if status != 200:
+                    self.send_response(status)
+                    self.send_header("Retry-After", "0")
+                    self.end_headers()
+                    self.wfile.write(b'{"error": "scripted failure"}')
+                    return
+                payload = json.dumps({
+                    "id": "x", "object": "chat.completion", "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": reply}}],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 7,
+                              "total_tokens": 107}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
-def assert_dump_leaves_screen(env, task: str) -> None:
-    """The state dump (``expose_state``, app-state getters) reads the program through its
-    scripting channel; it must not change what the agent sees (DS9 once opened its Contour
-    Parameters dialog to answer a query). A blinking caret's few pixels are tolerated."""
-    from sciagent_gym.controller.settle import changed_pixels
+@pytest.fixture
+def model_server():
+    servers = []
 
-    obs, _ = env.reset(seed=0, options={"task": task})
-    base = env.unwrapped
-    titles = sorted(w.title for w in base.provider.windows())
-    base.adapter.dump_state(base.provider)
-    after = base.provider.wait_settled()
-    assert sorted(w.title for w in base.provider.windows()) == titles
-    assert changed_pixels(obs["screenshot"], after) <= 64
+    def make(script):
+        servers.append(ScriptedModel(script))
+        return servers[-1]
 
-
-def assert_same_frames(a, b, tmp_path, names=("first", "again"), context: str = "") -> None:
-    """Pixel-equal frames, or a failure that says where they differ, with both saved as PNGs
-    in ``tmp_path`` (under ``names``) to look at."""
-    import numpy as np
-    from PIL import Image
-
-    diff = np.any(a != b, axis=2)
-    if diff.any():
-        ys, xs = np.nonzero(diff)
-        Image.fromarray(a).save(tmp_path / f"{names[0]}.png")
-        Image.fromarray(b).save(tmp_path / f"{names[1]}.png")
-        pytest.fail(f"{context}{int(diff.sum())} pixels differ in x {xs.min()}..{xs.max()}, "
-                    f"y {ys.min()}..{ys.max()}; frames in {tmp_path}")
+    yield make
+    for s in servers:
+        s.close()

@@ -1,14 +1,136 @@
-"""What every tool's task audit test asserts, shared so the per-tool modules stay thin."""
+"""What tests share besides fixtures: which programs a test needs (one skip rule for all),
+process and screen checks, and what every tool's task audit asserts.
+
+Missing programs skip the tests that need them, except under ``SCIAGENT_REQUIRE_APPS=1`` (set by
+CI) for the programs ``make setup`` installs: then the test runs and fails, so a CI run never
+reports a skipped end-to-end check as passing. Tools the set-up cannot install (QuPath, outside
+Debian) are skipped with the reason even then.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+from functools import cache
 from pathlib import Path
 
+import pytest
+
+from sciagent_gym.deps import DEBIAN_NAME
 from sciagent_gym.runs.audit import AuditReport, audit_tool
 from sciagent_gym.tasks.spec import TaskSpec
-from sciagent_gym.tools import load_tool_specs
+from sciagent_gym.tools import discover, load_tool_specs, tool_info
+
+REQUIRE_APPS = os.environ.get("SCIAGENT_REQUIRE_APPS") == "1"
+#: What every end-to-end test needs: a virtual display, a window manager, the sandbox.
+DISPLAY_PROGRAMS = ("Xvfb", "openbox", "bwrap")
+
+
+def missing_programs(*programs: str) -> list[str]:
+    """The programs (names on PATH or absolute paths) that are not installed."""
+    return [p for p in programs
+            if (not Path(p).exists() if os.path.isabs(p) else shutil.which(p) is None)]
+
+
+@cache
+def tool_missing(tool: str) -> tuple[str, ...]:
+    """The tool's programs that are not installed (empty when it can run)."""
+    return tuple(str(req.program) for req in tool_info(tool).requires if req.missing())
+
+
+def set_up_installs(tool: str) -> bool:
+    """True when ``make setup`` installs every program of the tool (all from Debian)."""
+    return all(DEBIAN_NAME.match(req.package) for req in tool_info(tool).requires)
+
+
+def requires(*programs: str, tool: str | None = None) -> pytest.MarkDecorator:
+    """Mark a test (or ``pytestmark``) as needing ``programs`` and/or the tool's programs:
+    skipped when one is missing, unless CI requires it (then it runs, and fails)."""
+    missing = missing_programs(*programs)
+    required = REQUIRE_APPS
+    if tool is not None:
+        missing += tool_missing(tool)
+        required = REQUIRE_APPS and set_up_installs(tool)
+    return pytest.mark.skipif(bool(missing) and not required,
+                              reason=f"not installed: {', '.join(missing)}")
+
+
+def runnable_tools() -> list[str]:
+    """Every discovered tool this machine runs, or CI requires."""
+    return [t for t in sorted(discover())
+            if not tool_missing(t) or (REQUIRE_APPS and set_up_installs(t))]
+
+
+def our_processes(marker: str) -> list[str]:
+    """Live processes whose command line or environment mention ``marker`` (a path)."""
+    found = []
+    needle = marker.encode()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            if stat.rsplit(")", 1)[-1].split()[0] == "Z":
+                continue
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+            env = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        if needle in raw or needle in env:
+            cmd = raw.replace(b"\0", b" ").decode(errors="replace")
+            found.append(f"{pid}: {cmd}")
+    return found
+
+
+def step_until_changed(env, action, before, waits: int = 8):
+    """Step ``action``, then WAIT (as an agent would) until the observation differs from
+    ``before``; returns the last observation and the action step's ``info``.
+
+    The step returns once the screen is quiet for the settle window (0.15 s); under load a
+    program can take longer than that to start reacting (a menu that pops up 0.3 s after the
+    click), and the change then shows in a later observation, not in this one."""
+    import numpy as np
+
+    obs, _, _, _, info = env.step(action)
+    for _ in range(waits):
+        if not np.array_equal(obs["screenshot"], before):
+            break
+        obs = env.step("WAIT")[0]
+    return obs, info
+
+
+def assert_dump_leaves_screen(env, task: str) -> None:
+    """The state dump (``expose_state``, app-state getters) reads the program through its
+    scripting channel; it must not change what the agent sees (DS9 once opened its Contour
+    Parameters dialog to answer a query). A blinking caret's few pixels are tolerated."""
+    from sciagent_gym.controller.settle import changed_pixels
+
+    obs, _ = env.reset(seed=0, options={"task": task})
+    base = env.unwrapped
+    titles = sorted(w.title for w in base.provider.windows())
+    base.adapter.dump_state(base.provider)
+    after = base.provider.wait_settled()
+    assert sorted(w.title for w in base.provider.windows()) == titles
+    assert changed_pixels(obs["screenshot"], after) <= 64
+
+
+def assert_same_frames(a, b, tmp_path, names=("first", "again"), context: str = "") -> None:
+    """Pixel-equal frames, or a failure that says where they differ, with both saved as PNGs
+    in ``tmp_path`` (under ``names``) to look at."""
+    import numpy as np
+    from PIL import Image
+
+    diff = np.any(a != b, axis=2)
+    if diff.any():
+        ys, xs = np.nonzero(diff)
+        Image.fromarray(a).save(tmp_path / f"{names[0]}.png")
+        Image.fromarray(b).save(tmp_path / f"{names[1]}.png")
+        pytest.fail(f"{context}{int(diff.sum())} pixels differ in x {xs.min()}..{xs.max()}, "
+                    f"y {ys.min()}..{ys.max()}; frames in {tmp_path}")
+
+
+# -- the task audit every tool passes --------------------------------------------------------------
 
 
 def run_audit(tool: str, seeds: tuple[int, ...]) -> AuditReport:

@@ -100,7 +100,7 @@ _QUERIES = {
 # button bar and the mouse reach in short episodes (contrast/bias, region defaults,
 # coordinate systems). Each entry is (query, answer at launch, command that sets it back;
 # None: "query answer"); only settings whose answer differs are set, in this order.
-# tests/test_soft_reset_e2e.py compares the result with a restart, frame and dump.
+# tests/e2e/test_soft_reset_e2e.py compares the result with a restart, frame and dump.
 _FRESH: list[tuple[str, str, str | None]] = [
     ("frame", "1", None), ("mode", "none", None),
     ("regions shape", "circle", None), ("regions color", "green", None),

@@ -6,8 +6,8 @@ import warnings
 
 import gymnasium as gym
 import pytest
-from conftest import assert_same_frames
 from gymnasium.utils.env_checker import check_env
+from helpers import assert_same_frames
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.wrappers import DiscreteActions, ScreenshotObservation

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import our_processes
+from helpers import our_processes
 from Xlib import X
 from Xlib import display as xdisplay
 

@@ -1,9 +1,7 @@
-"""Every DS9 task proven on the real program through the audit (oracle = 1.0, no-op = 0, each
-negative fails, every cheat scores 0, no task's evaluator accepts another task's oracle state,
-F1 >= 0.99), DS9's PNG export matching the colour maps the evaluator reads PNGs with, plus the
-adapter's own promises: the XPA state channel, XPA confined to each env's sandbox (one env's
-clients never reach another env's DS9), failing XPA commands reported clearly, our WCS math
-agreeing with DS9's, and resets that give identical first frames."""
+"""The DS9 adapter on the real program (every task's audit is in test_audit.py): DS9's PNG export
+matching the colour maps the evaluator reads PNGs with, the XPA state channel, XPA confined to
+each env's sandbox (one env's clients never reach another env's DS9), failing XPA commands
+reported clearly, our WCS math agreeing with DS9's, and resets that give identical first frames."""
 
 from __future__ import annotations
 
@@ -12,38 +10,16 @@ import shutil
 import gymnasium as gym
 import numpy as np
 import pytest
-from audit_checks import audit_cases, check_case, check_cheats, check_cross, run_audit
-from conftest import REQUIRE_APPS, assert_dump_leaves_screen, step_until_changed
+from helpers import (
+    assert_dump_leaves_screen,
+    requires,
+    step_until_changed,
+)
 from sciagent_gym.envs.ds9.adapter import XPA_NAME, DS9ScriptError
 
 import sciagent_gym  # noqa: F401
 
-# A missing DS9 skips these tests, except under CI (SCIAGENT_REQUIRE_APPS=1), where it fails.
-pytestmark = [pytest.mark.e2e,
-              pytest.mark.skipif((shutil.which("ds9") is None or shutil.which("xpaget") is None)
-                                 and not REQUIRE_APPS,
-                                 reason="ds9 not installed (apt-get install saods9 xpa-tools)")]
-SEEDS = (0,)
-SPECS, CASES = audit_cases("ds9", SEEDS)
-
-
-@pytest.fixture(scope="module")
-def report():
-    return run_audit("ds9", SEEDS)
-
-
-@pytest.mark.parametrize(("task_id", "case", "seed"), CASES)
-def test_case(report, task_id, case, seed):
-    check_case(report, SPECS, task_id, case, seed)
-
-
-@pytest.mark.parametrize("task_id", sorted(SPECS))
-def test_cheats_score_zero(report, task_id):
-    check_cheats(report, task_id)
-
-
-def test_cross_task_matrix_has_no_false_success(report):
-    check_cross(report, SPECS, SEEDS)
+pytestmark = requires(tool="ds9")
 
 
 # --- the adapter on the real program ---------------------------------------------------------

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers import requires
 from PIL import Image, ImageDraw, ImageFont
 
 from sciagent_gym.controller.windows import WindowInfo
@@ -46,9 +46,7 @@ from sciagent_gym.providers.local.sandbox import CommandResult
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 LIGHT = ((0, 0, 0), (214, 214, 214))  # black on ImageJ/Swing light grey
 DARK = ((255, 255, 255), (43, 43, 48))  # white on a dark dialog
-needs_tesseract = pytest.mark.skipif(
-    shutil.which("tesseract") is None, reason="tesseract-ocr is not installed"
-)
+needs_tesseract = requires("tesseract")
 
 # Fake desktop: menu bar, a dark "Macro Error" dialog, a status line. Regions are [x, y, w, h].
 MENU = [0, 0, 640, 22]

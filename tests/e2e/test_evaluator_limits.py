@@ -11,7 +11,6 @@ import gzip
 import json
 import os
 import pickle
-import shutil
 import socket
 import struct
 import subprocess
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import requires
 from PIL import Image
 
 from sciagent_gym.errors import SandboxError
@@ -42,10 +42,14 @@ for _tool in ("ds9", "praat", "pymol", "qgis", "qupath"):
     load_tool_getters(_tool)
 
 HAS_BWRAP = sandbox.bwrap_problem() is None
-HAS_PYMOL = shutil.which("pymol") is not None and Path("/usr/bin/python3").exists()
 needs_bwrap = pytest.mark.skipif(not HAS_BWRAP, reason=f"no sandbox: {sandbox.bwrap_problem()}")
-needs_pymol = pytest.mark.skipif(not (HAS_BWRAP and HAS_PYMOL),
-                                 reason="needs PyMOL and a working bubblewrap")
+
+
+def needs_pymol(test):
+    """PyMOL (whose own Python parses the files) in a working sandbox."""
+    return needs_bwrap(requires("/usr/bin/python3", tool="pymol")(test))
+
+
 #: Peak RSS a refused or bounded parse may add (loose: the bombs asked for gigabytes).
 RSS_BOUND_MB = 200
 CHILD = """

@@ -10,13 +10,13 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import assert_dump_leaves_screen
+from helpers import assert_dump_leaves_screen
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.errors import SciAgentError
 
 pytestmark = pytest.mark.e2e
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_make_without_import_registers_the_env():

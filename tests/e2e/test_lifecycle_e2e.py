@@ -10,7 +10,7 @@ import time
 
 import gymnasium as gym
 import pytest
-from conftest import our_processes
+from helpers import our_processes
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym import processes

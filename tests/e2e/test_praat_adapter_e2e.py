@@ -1,49 +1,23 @@
-"""Every Praat task proven on the real program through the audit (oracle = 1.0, no-op = 0, each
-negative fails, every cheat scores 0 (generic ones on the real start state, the spec's own as
-episodes), no task's evaluator accepts another task's oracle state, F1 >= 0.99), plus the
-adapter's own promises: the ``praat --send`` state channel, failing scripts reported (and their
-error message closed), and resets that give identical first frames."""
+"""The Praat adapter on the real program (every task's audit is in test_audit.py): the ``praat
+--send`` state channel, failing scripts reported (and their error message closed), and resets
+that give identical first frames."""
 
 from __future__ import annotations
-
-import shutil
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from audit_checks import audit_cases, check_case, check_cheats, check_cross, run_audit
-from conftest import REQUIRE_APPS, assert_dump_leaves_screen, step_until_changed
+from helpers import (
+    assert_dump_leaves_screen,
+    requires,
+    step_until_changed,
+)
 from sciagent_gym.envs.praat.adapter import PraatScriptError, is_error_dialog
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.processes import wait_for
 
-# A missing Praat skips these tests, except under CI (SCIAGENT_REQUIRE_APPS=1), where it fails.
-# The module fixture audits every task with its cheats (several minutes under load): headroom.
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1500),
-              pytest.mark.skipif(shutil.which("praat") is None and not REQUIRE_APPS,
-                                 reason="praat not installed (apt-get install praat)")]
-SEEDS = (0,)
-SPECS, CASES = audit_cases("praat", SEEDS)
-
-
-@pytest.fixture(scope="module")
-def report():
-    return run_audit("praat", SEEDS)
-
-
-@pytest.mark.parametrize(("task_id", "case", "seed"), CASES)
-def test_case(report, task_id, case, seed):
-    check_case(report, SPECS, task_id, case, seed)
-
-
-@pytest.mark.parametrize("task_id", sorted(SPECS))
-def test_cheats_score_zero(report, task_id):
-    check_cheats(report, task_id)
-
-
-def test_cross_task_matrix_has_no_false_success(report):
-    check_cross(report, SPECS, SEEDS)
+pytestmark = requires(tool="praat")
 
 
 # --- the adapter on the real program ---------------------------------------------------------

@@ -9,7 +9,7 @@ import time
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import REQUIRE_APPS, our_processes
+from helpers import REQUIRE_APPS, our_processes
 from test_qemu_vm_e2e import _missing
 
 import sciagent_gym  # noqa: F401

@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import REQUIRE_APPS, our_processes
+from helpers import REQUIRE_APPS, our_processes
 
 from sciagent_gym.providers.qemu.build import build_image
 from sciagent_gym.providers.qemu.vm import QemuVM

@@ -1,51 +1,24 @@
-"""Every QGIS task proven on the real program through the audit (oracle = 1.0, no-op = 0, each
-negative fails, every cheat scores 0, no task's evaluator accepts another task's oracle state,
-F1 >= 0.99), plus the
-adapter's own promises: the in-process file channel (state dump, scripts, errors reported with
-QGIS's traceback, the env still working afterwards, answers while a modal dialog is open),
-isolation between two envs, and resets that give identical first frames."""
+"""The QGIS adapter on the real program (every task's audit is in test_audit.py): the in-process
+file channel (state dump, scripts, errors reported with QGIS's traceback, the env still working
+afterwards, answers while a modal dialog is open), isolation between two envs, and resets that
+give identical first frames."""
 
 from __future__ import annotations
-
-import shutil
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from audit_checks import audit_cases, check_case, check_cheats, check_cross, run_audit
-from conftest import REQUIRE_APPS, assert_dump_leaves_screen, step_until_changed
+from helpers import (
+    assert_dump_leaves_screen,
+    requires,
+    step_until_changed,
+)
 from sciagent_gym.envs.qgis.adapter import ScriptError
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.tasks.steps import await_window
 
-# A missing QGIS skips these tests, except under CI (SCIAGENT_REQUIRE_APPS=1), where it fails.
-# The audit (14 tasks, 4-5 episodes each plus their cheats, ~3 s a QGIS start) runs inside the
-# first test: headroom for a loaded machine.
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800),
-              pytest.mark.skipif(shutil.which("qgis") is None and not REQUIRE_APPS,
-                                 reason="qgis not installed (apt-get install qgis python3-qgis)")]
-SEEDS = (0,)
-SPECS, CASES = audit_cases("qgis", SEEDS)
-
-
-@pytest.fixture(scope="module")
-def report():
-    return run_audit("qgis", SEEDS)
-
-
-@pytest.mark.parametrize(("task_id", "case", "seed"), CASES)
-def test_case(report, task_id, case, seed):
-    check_case(report, SPECS, task_id, case, seed)
-
-
-@pytest.mark.parametrize("task_id", sorted(SPECS))
-def test_cheats_score_zero(report, task_id):
-    check_cheats(report, task_id)
-
-
-def test_cross_task_matrix_has_no_false_success(report):
-    check_cross(report, SPECS, SEEDS)
+pytestmark = requires(tool="qgis")
 
 
 # --- the adapter on the real program ---------------------------------------------------------

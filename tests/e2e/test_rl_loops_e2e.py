@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 import sys
 import time
 import uuid
@@ -15,15 +14,13 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import REQUIRE_APPS
+from helpers import requires
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.wrappers import ScreenshotObservation, TargetActions, instruction_features
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600),
-              pytest.mark.skipif(shutil.which("ds9") is None and not REQUIRE_APPS,
-                                 reason="ds9 not installed (apt-get install saods9 xpa-tools)")]
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+pytestmark = [pytest.mark.timeout(600), requires(tool="ds9")]
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TARGETS = {"colour bar": [(168, 207), (665, 233)], "magnifier": [(168, 207), (318, 233)]}
 
 

@@ -4,21 +4,16 @@ back to a restart whenever the adapter cannot restore the program in place."""
 
 from __future__ import annotations
 
-import shutil
-
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import REQUIRE_APPS, assert_same_frames
+from helpers import assert_same_frames, requires
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.processes import wait_for
 from sciagent_gym.providers.local.slot import APP
 
-pytestmark = [pytest.mark.e2e,
-              pytest.mark.skipif((shutil.which("ds9") is None or shutil.which("xpaget") is None)
-                                 and not REQUIRE_APPS,
-                                 reason="ds9 not installed (apt-get install saods9 xpa-tools)")]
+pytestmark = requires(tool="ds9")
 
 TASK = "ds9/toggle-colorbar"
 # What an agent does in this task and around it: the button bar's sections and check

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import requires
 
 from sciagent_gym.evaluation import FinalState, evaluate
 from sciagent_gym.runs.cheats import generic_cheats, play_offline
@@ -35,8 +35,7 @@ from sciagent_gym.envs.praat import data  # noqa: E402
 from sciagent_gym.envs.praat.adapter import STATE_SCRIPT  # noqa: E402
 
 SPECS: dict[str, TaskSpec] = load_tool_specs("praat")
-HAVE_TOOLS = shutil.which("praat") is not None and shutil.which("espeak-ng") is not None
-pytestmark = pytest.mark.skipif(not HAVE_TOOLS, reason="praat and espeak-ng are needed")
+pytestmark = requires("espeak-ng", tool="praat")
 SEED = 0
 #: Tasks whose output is a WAV file, and that file's name.
 WAV_OUTPUTS = {"praat/concatenate": "joined.wav", "praat/extract-part": "part.wav",

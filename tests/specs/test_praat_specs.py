@@ -9,12 +9,12 @@ truncated and binary ones.
 from __future__ import annotations
 
 import math
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import requires
 
 from sciagent_gym.evaluation import GETTERS, FinalState, GetterError, evaluate
 from sciagent_gym.tasks.spec import TaskSpec
@@ -29,8 +29,7 @@ from sciagent_gym.envs.praat.getters import parse_textgrid  # noqa: E402
 SPECS: dict[str, TaskSpec] = load_tool_specs("praat")
 SPEC_IDS = sorted(SPECS)
 SANDBOX = {"home": "/home/user", "tmp": "/tmp"}
-HAVE_TOOLS = shutil.which("praat") is not None and shutil.which("espeak-ng") is not None
-needs_tools = pytest.mark.skipif(not HAVE_TOOLS, reason="praat and espeak-ng are needed")
+needs_tools = requires("espeak-ng", tool="praat")
 
 
 def make_task(spec: TaskSpec, seed: int, work: Path) -> Task:

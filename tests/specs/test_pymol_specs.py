@@ -8,18 +8,18 @@ here, including missing and malformed ones, which must become failed criteria, n
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import requires
 
 from sciagent_gym.evaluation import GETTERS, Criterion, FinalState, evaluate
 from sciagent_gym.tasks.spec import TaskSpec
 from sciagent_gym.tasks.task import Task
 from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
 
-pytestmark = pytest.mark.skipif(shutil.which("pymol") is None, reason="PyMOL not installed")
+pytestmark = requires(tool="pymol")
 
 load_tool_getters("pymol")
 

@@ -36,7 +36,7 @@ from sciagent_gym.envs.qupath import data  # noqa: E402
 from sciagent_gym.envs.qupath.geojson import parse_geojson  # noqa: E402
 from sciagent_gym.envs.qupath.tables import normalize_column  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "qupath"
 INSTALL = ROOT / "envs" / "qupath" / "install.sh"
 SPECS: dict[str, TaskSpec] = load_tool_specs("qupath")

@@ -96,9 +96,7 @@ def test_the_copied_tool_registers_and_lists(installed):
 
 def test_the_copied_tool_passes_the_common_spec_checks(installed):
     tmp, site = installed
-    checks = ROOT / "tests" / "unit" / "test_tool_specs_common.py"
-    if not checks.is_file():
-        checks = ROOT / "tests" / "test_tool_specs_common.py"
+    checks = ROOT / "tests" / "specs" / "test_tool_specs_common.py"
     result = _run(tmp, site, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
                   "no:xdist", "--rootdir", str(tmp), "-k", NEW, str(checks))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGED = {"envs": "sciagent_gym/envs", "task_specs": "sciagent_gym/task_specs",
             "vm_images": "sciagent_gym/vm_images"}
 

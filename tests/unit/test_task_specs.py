@@ -12,7 +12,7 @@ from sciagent_gym.tasks.spec import TaskSpecError, load_spec, parse_spec
 from sciagent_gym.tasks.task import Task, sample_params
 from sciagent_gym.tools import discover, load_adapter, load_tool_specs
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GOOD = {
     "id": "imagej/demo", "tool": "imagej", "title": "Demo", "instruction": "Do {what} in {work}",
     "difficulty": "easy", "params": {"what": {"choice": ["a", "b", "c"]}, "n": {"int": [1, 9]}},

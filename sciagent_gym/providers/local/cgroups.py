@@ -10,7 +10,7 @@ controllers only below cgroups without processes), which is not a library's call
 delegation the zones keep their rlimits only (``sandbox.Sandbox.cgroup`` is then None).
 
 Machines of this project's CI expose cgroup v1 (with an empty v2 mount), so there the rlimits
-apply; tests/test_cgroups.py checks this module's logic against a directory shaped like a v2
+apply; tests/e2e/test_cgroups.py checks this module's logic against a directory shaped like a v2
 hierarchy.
 """
 

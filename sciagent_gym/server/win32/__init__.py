@@ -4,7 +4,7 @@
 UNTESTED ON WINDOWS. Nothing in the Win32 half of this package has run on Windows: it is
 written against the documented Win32 API (winuser.h, winbase.h, dwmapi.h) and only its pure
 parts (key table, coordinate normalisation, INPUT structures and event lists, command builders,
-the process table's bookkeeping) are tested, on Linux (tests/test_win32_backend.py). See
+the process table's bookkeeping) are tested, on Linux (tests/unit/test_win32_backend.py). See
 vm_images/windows/README.md, "What is untested here".
 
 It is the X11 :class:`~sciagent_gym.server.machine.Machine` with its display-specific parts

@@ -97,10 +97,6 @@ class Provider(abc.ABC):
         """Start a helper program inside the sandbox without waiting for it."""
 
     @abc.abstractmethod
-    def helper_running(self, name: str) -> bool:
-        """Whether a helper started with :meth:`spawn_in_sandbox` still runs."""
-
-    @abc.abstractmethod
     def kill_in_sandbox(self, name: str) -> None:
         """End a helper started with :meth:`spawn_in_sandbox`."""
 

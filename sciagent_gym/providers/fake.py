@@ -205,9 +205,6 @@ class FakeProvider(Provider):
         self.last_settled = not self.animating
         return self.screenshot()
 
-    def pointer(self) -> tuple[int, int]:
-        return self.pointer_xy
-
     # -- windows and clipboard ---------------------------------------------------------------
     def open_window(self, title: str, modal: bool = False, wm_class: str = "fake") -> int:
         """The program opens a window (focused, centred); returns its id."""
@@ -296,9 +293,6 @@ class FakeProvider(Provider):
 
     def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
         raise FakeProviderError(f"the fake provider cannot start programs ({name}: {argv!r})")
-
-    def helper_running(self, name: str) -> bool:
-        return False  # it never started one
 
     def kill_in_sandbox(self, name: str) -> None:
         """Nothing to end: :meth:`spawn_in_sandbox` never starts anything."""

@@ -202,18 +202,12 @@ class RemoteProvider(Provider):
     def windows(self) -> list[WindowInfo]:
         return self._client.windows()
 
-    def pointer(self) -> tuple[int, int]:
-        return self._client.pointer()
-
     def run_command(self, command: str, timeout: float = 30.0) -> CommandResult:
         return self._client.run(command, timeout)
 
     def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
         self._client.launch(name, argv, cwd=self._paths["work"],
                             log=f"{self._paths['tmp']}/{name}.log")
-
-    def helper_running(self, name: str) -> bool:
-        return bool(self._client.poll(name)["running"])
 
     def kill_in_sandbox(self, name: str) -> None:
         self._client.kill(name)

@@ -201,9 +201,6 @@ class Machine:
     def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
         self.spawn(name, argv, log=f"{self.tmp}/{name}.log")
 
-    def helper_running(self, name: str) -> bool:
-        return bool(self.poll(name)["running"])
-
     def kill_in_sandbox(self, name: str) -> None:
         self.kill(name)
 

@@ -135,7 +135,7 @@ def test_win32_machine_has_every_public_member_of_machine_with_the_same_paramete
 def test_expected_members_are_there():
     wanted = ("display_name width height home work tmp paths grab settle execute release_all "
               "expose_all pointer windows close_window activate_window nudge_window spawn poll "
-              "kill kill_all run_command spawn_in_sandbox helper_running kill_in_sandbox "
+              "kill kill_all run_command spawn_in_sandbox kill_in_sandbox "
               "read_file read_bytes write_bytes get_tree put_tree close clipboard").split()
     have = set(_public(Win32Machine)) | _self_attributes(Win32Machine)
     assert not [name for name in wanted if name not in have]

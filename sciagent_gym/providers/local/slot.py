@@ -242,9 +242,6 @@ class LocalSlot(Provider):
     def windows(self) -> list[WindowInfo]:
         return self._windows.list()
 
-    def pointer(self) -> tuple[int, int]:
-        return self._controller.pointer()
-
     def _agent_zone(self) -> Sandbox:
         """The agent zone, started on first use in an episode."""
         if not self._agent.alive:
@@ -267,9 +264,6 @@ class LocalSlot(Provider):
 
     def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
         self._sandbox.spawn(name, argv, log=f"{self._sandbox.tmp}/{name}.log")
-
-    def helper_running(self, name: str) -> bool:
-        return bool(self._sandbox.poll(name)["running"])
 
     def kill_in_sandbox(self, name: str) -> None:
         self._sandbox.kill(name)

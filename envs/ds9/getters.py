@@ -24,8 +24,8 @@ from sciagent_gym.envs.ds9.data import TanWCS, read_fits
 from sciagent_gym.envs.ds9.regions import PIXEL_SYSTEMS, RegionError, parse_regions
 
 from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._io import decode_text, pick_key, read_bytes
 from sciagent_gym.evaluation.getters._limits import check_fits, open_image
+from sciagent_gym.evaluation.getters.reading import decode_text, pick_key, read_bytes
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState

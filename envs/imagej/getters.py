@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._io import existing_file, pick_key, read_bytes
 from sciagent_gym.evaluation.getters._limits import tiff_layout
 from sciagent_gym.evaluation.getters.images import load_image
+from sciagent_gym.evaluation.getters.reading import existing_file, pick_key, read_bytes
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState

@@ -10,18 +10,18 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._io import (
-    decode_text,
-    existing_file,
-    looks_binary,
-    pick_key,
-    read_bytes,
-)
 from sciagent_gym.evaluation.getters._limits import (
     MAX_TEXT_BYTES,
     check_lines,
     check_size,
     file_size,
+)
+from sciagent_gym.evaluation.getters.reading import (
+    decode_text,
+    existing_file,
+    looks_binary,
+    pick_key,
+    read_bytes,
 )
 
 if TYPE_CHECKING:

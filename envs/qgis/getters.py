@@ -22,8 +22,8 @@ import zlib
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._io import decode_text, pick_key, read_bytes
 from sciagent_gym.evaluation.getters._limits import MAX_JSON_BYTES, check_json, check_zip
+from sciagent_gym.evaluation.getters.reading import decode_text, pick_key, read_bytes
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState

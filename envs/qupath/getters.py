@@ -15,8 +15,8 @@ from sciagent_gym.envs.qupath.geojson import parse_geojson
 from sciagent_gym.envs.qupath.tables import find_column, parse_measurement_table
 
 from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._io import pick_key, read_bytes
 from sciagent_gym.evaluation.getters._limits import MAX_JSON_BYTES, MAX_TEXT_BYTES
+from sciagent_gym.evaluation.getters.reading import pick_key, read_bytes
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._io import existing_file
 from ._limits import LimitError, check_array, iter_frames, open_image, tiff_layout
+from .reading import existing_file
 from .registry import GetterError, register
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from ._io import decode_text, looks_binary, read_bytes
 from ._limits import MAX_TEXT_BYTES, check_table
+from .reading import decode_text, looks_binary, read_bytes
 from .registry import GetterError, register
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""Reading agent-written files safely: every failure becomes a GetterError naming the file."""
+"""Reading agent-written files safely, for the core getters and every tool's own: each failure
+becomes a GetterError naming the file."""
 
 from __future__ import annotations
 

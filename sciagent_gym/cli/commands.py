@@ -29,6 +29,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    if args.markdown:
+        print(envs_markdown(rows))
+        return 0
     for row in rows:
         print(f"{row['env_id']}  ({row['domain']}, {len(row['tasks'])} tasks)")
         for t in row["tasks"]:
@@ -42,6 +45,25 @@ def cmd_list(args: argparse.Namespace) -> int:
                        f"combinations{data}"
             print(line)
     return 0
+
+
+def envs_markdown(rows: list[dict]) -> str:
+    """The README's table of envs, from the tool folders (``list --markdown``)."""
+    from sciagent_gym.deps import tool_packages
+    from sciagent_gym.tools import tool_info
+
+    lines = ["| env | program (Debian packages) | domain | tasks |", "|---|---|---|---|"]
+    for row in rows:
+        info = tool_info(row["tool"])
+        packages = tool_packages({"requires": [{"package": r.package} for r in info.requires],
+                                  "debian": info.extra.get("debian", [])})
+        installs = sorted({r.install for r in info.requires if r.install})
+        source = ", ".join(f"`{p}`" for p in packages) if packages else \
+            "not in Debian: " + ", ".join(f"`{i}`" for i in installs)
+        program = info.extra.get("program", info.display_name)
+        lines.append(f"| `{row['env_id']}` | {program} ({source}) | {row['domain']} | "
+                     f"{len(row['tasks'])} |")
+    return "\n".join(lines)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -158,6 +180,8 @@ def cmd_attacks(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     if args.attacks:
         return cmd_attacks(args)
+    if args.summary:
+        return cmd_audit_summary(args)
     from tqdm import tqdm
 
     from sciagent_gym.runs.audit import audit_tool, write_json
@@ -185,6 +209,23 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([r.to_dict() for r in reports], indent=2))
     return 0 if all(r.passed and r.metrics["f1"] >= 0.99 for r in reports) else 1
+
+
+def cmd_audit_summary(args: argparse.Namespace) -> int:
+    """``audit --summary DIR``: the README's table from the reports a test run saved."""
+    from sciagent_gym.runs.audit_summary import load_report, summary_markdown
+    from sciagent_gym.tools import discover
+
+    tools = discover()
+    paths = sorted(Path(args.summary).glob("*.json"))
+    if not paths:
+        raise ValueError(f"no audit reports (*.json) in {args.summary}")
+    reports = [load_report(p) for p in paths]
+    order = {name: i for i, name in enumerate(tools)}
+    reports.sort(key=lambda r: order.get(r.tool, len(order)))
+    print(summary_markdown((r, tools[r.tool].display_name if r.tool in tools else r.tool)
+                           for r in reports))
+    return 0 if all(r.passed for r in reports) else 1
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:

@@ -17,6 +17,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="list registered envs and their tasks")
     p.add_argument("--tool", help="only this tool (e.g. imagej)")
+    p.add_argument("--markdown", action="store_true",
+                   help="the README's table of envs (a row per tool)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--variants", action="store_true",
                    help="count the parameter combinations of every task")
@@ -72,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "each spec's own cheats): every cheat must score 0")
     p.add_argument("--json", action="store_true", help="machine-readable results")
     p.add_argument("--out", help="also write audit-<tool>.json into this directory")
+    p.add_argument("--summary", metavar="DIR",
+                   help="run nothing: print the README's Markdown table (a row per tool) from "
+                        "the audit reports (*.json) in DIR, e.g. the .audit/ of .ci/run")
     p.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=commands.cmd_audit)

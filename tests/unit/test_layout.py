@@ -166,3 +166,23 @@ def test_tool_folder_has_what_discovery_needs(tool):
         assert (folder / name).is_file(), f"{tool}: {name} missing"
     assert (ROOT / "task_specs" / tool).is_dir() or (folder.parent.parent / "task_specs"
                                                      / tool).is_dir()
+
+
+def test_readme_env_table_is_the_generated_one():
+    """The README's table of envs is `sciagent-gym list --markdown`: a new tool folder gets
+    its row by running that command, and a stale table fails here."""
+    import contextlib
+    import io
+
+    from sciagent_gym.cli.main import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["list", "--markdown"]) == 0
+    readme = (ROOT / "README.md").read_text()
+    marker = "<!-- generated: sciagent-gym list --markdown -->\n"
+    assert marker in readme
+    start = readme.index(marker) + len(marker)
+    table = readme[start:readme.index("\n\n", start)]
+    assert table == out.getvalue().strip()
+    assert all(f"`{info.env_id}`" in table for info in discover().values())

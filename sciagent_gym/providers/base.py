@@ -25,8 +25,8 @@ class Provider(abc.ABC):
     Optional abilities are declared per class, so the env can refuse an option a provider
     cannot honour when it is made rather than ignore it: ``supports_soft_reset``
     (:meth:`soft_reset`) and ``supports_pool`` (:meth:`prefetch`, spare sandboxes prepared
-    ahead). A class that overrides the method supports the ability unless its body sets the
-    flag itself; the base methods raise NotImplementedError.
+    ahead). A class that implements one sets its flag; the base methods raise
+    NotImplementedError.
     """
 
     #: Whether :meth:`soft_reset` can restore the running program in place.
@@ -51,12 +51,6 @@ class Provider(abc.ABC):
 
         Returns the task as staged (a provider with prepared sandboxes may return its own,
         already staged instance of the same variant)."""
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        for flag, method in (("supports_soft_reset", "soft_reset"), ("supports_pool", "prefetch")):
-            if flag not in cls.__dict__:
-                setattr(cls, flag, getattr(cls, method) is not getattr(Provider, method))
 
     def soft_reset(self, tool: ToolAdapter, task: Task) -> Task | None:
         """Start ``task``'s episode in the program left running by the last one, restored in

@@ -193,15 +193,6 @@ def test_capabilities_are_declared_per_class():
     assert [provider_class(name).__name__ for name in PROVIDERS] == \
         ["LocalProvider", "QemuProvider", "RemoteProvider", "FakeProvider"]
 
-    class Restores(FakeProvider):
-        def soft_reset(self, tool, task):
-            return None
-
-    class Declines(Restores):
-        supports_soft_reset = False
-
-    assert Restores.supports_soft_reset and not Restores.supports_pool
-    assert not Declines.supports_soft_reset
     assert issubclass(FakeProvider, Provider)
     fake = FakeProvider(*SIZE)
     try:

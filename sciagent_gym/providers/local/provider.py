@@ -53,6 +53,9 @@ class LocalProvider(Provider):
     slot has its own display, so envs and slots never share a display, port or sandbox.
     """
 
+    supports_soft_reset = True
+    supports_pool = True
+
     def __init__(self, width: int = 1280, height: int = 800, isolation: str = "auto",
                  settle: SettleConfig | None = None, pool_size: int = 1,
                  pool_workers: int = 1) -> None:

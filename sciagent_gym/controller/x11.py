@@ -15,8 +15,8 @@ import numpy as np
 from Xlib import XK, X
 from Xlib.ext import xtest
 
-from sciagent_gym.actions import types as A
 from sciagent_gym.actions.keys import keysym_value
+from sciagent_gym.controller.base import InputController
 from sciagent_gym.controller.xconnect import open_display
 
 _BUTTONS = {"left": 1, "middle": 2, "right": 3}
@@ -32,12 +32,18 @@ def _char_keysym(ch: str) -> int:
     return 0x01000000 | code  # X's Unicode keysym range
 
 
-class X11Controller:
-    """Executes :mod:`sciagent_gym.actions.types` on one X display and grabs its screen."""
+class X11Controller(InputController):
+    """Executes :mod:`sciagent_gym.actions.types` on one X display and grabs its screen.
+
+    The GUI actions and the held keys and buttons are :class:`InputController`'s; here are its
+    primitives as XTest events, flushed (``XSync``) after each action, each drag step and each
+    typed character. Held keys are keycodes, held buttons X button numbers.
+    """
 
     def __init__(self, display_name: str, width: int, height: int) -> None:
         import mss
 
+        super().__init__()
         self.display_name = display_name
         self.width, self.height = width, height
         self._dpy = open_display(display_name)
@@ -49,8 +55,6 @@ class X11Controller:
         self._keymap: dict[int, tuple[int, int]] = {}
         self._borrowed: dict[int, int] = {}
         self._spare: list[int] = []
-        self._held_keys: set[int] = set()
-        self._held_buttons: set[int] = set()
         self.last_grab_seconds = 0.0
         self._load_keymap()
 
@@ -89,107 +93,27 @@ class X11Controller:
         p = self._root.query_pointer()
         return p.root_x, p.root_y
 
-    # -- actions -----------------------------------------------------------------------------
-    def execute(self, action: A.Action) -> None:
-        """Perform one GUI action. Non-GUI actions (wait, run, done, fail) are not handled here."""
-        handler = getattr(self, "_do_" + type(action).__name__.lower(), None)
-        if handler is None:
-            raise TypeError(f"{type(action).__name__} is not a GUI action")
-        handler(action)
-        self._dpy.sync()
-
-    def _do_click(self, a: A.Click) -> None:
-        self._move(a.x, a.y)
-        for _ in range(a.clicks):
-            self._button(a.button, True)
-            self._button(a.button, False)
-
-    def _do_move(self, a: A.Move) -> None:
-        self._move(a.x, a.y)
-
-    def _do_drag(self, a: A.Drag) -> None:
-        if a.start is not None:
-            self._move(*a.start)
-        x0, y0 = self.pointer()
-        self._button(a.button, True)
-        self._dpy.sync()
-        steps = 8  # intermediate motion so apps see a drag, not a jump
-        for i in range(1, steps + 1):
-            self._move(round(x0 + (a.x - x0) * i / steps), round(y0 + (a.y - y0) * i / steps))
-            self._dpy.sync()
-            time.sleep(0.005)
-        self._button(a.button, False)
-
-    def _do_mousedown(self, a: A.MouseDown) -> None:
-        if a.x is not None and a.y is not None:
-            self._move(a.x, a.y)
-        self._button(a.button, True)
-
-    def _do_mouseup(self, a: A.MouseUp) -> None:
-        if a.x is not None and a.y is not None:
-            self._move(a.x, a.y)
-        self._button(a.button, False)
-
-    def _do_scroll(self, a: A.Scroll) -> None:
-        if a.x is not None and a.y is not None:
-            self._move(a.x, a.y)
-        for amount, up, down in ((a.dy, 4, 5), (a.dx, 7, 6)):
-            button = up if amount > 0 else down
-            for _ in range(abs(amount)):
-                xtest.fake_input(self._dpy, X.ButtonPress, button)
-                xtest.fake_input(self._dpy, X.ButtonRelease, button)
-
-    def _do_typetext(self, a: A.TypeText) -> None:
-        for ch in a.text:
-            self._tap_keysym(_char_keysym(ch))
-            self._dpy.sync()
-
-    def _do_press(self, a: A.Press) -> None:
-        sym = self._named_keysym(a.key)
-        for _ in range(a.presses):
-            self._tap_keysym(sym)
-
-    def _do_hotkey(self, a: A.Hotkey) -> None:
-        codes = [self._keycode_for(self._named_keysym(k))[0] for k in a.keys]
-        for code in codes:
-            self._key(code, True)
-        for code in reversed(codes):
-            self._key(code, False)
-
-    def _do_keydown(self, a: A.KeyDown) -> None:
-        code, shift = self._keycode_for(self._named_keysym(a.key))
-        self._key(code, True)
-
-    def _do_keyup(self, a: A.KeyUp) -> None:
-        code, _ = self._keycode_for(self._named_keysym(a.key))
-        self._key(code, False)
-
-    def release_all(self) -> None:
-        """Let go of every key and button still held (after keyDown/mouseDown without up)."""
-        for code in list(self._held_keys):
-            self._key(code, False)
-        for button in list(self._held_buttons):
-            xtest.fake_input(self._dpy, X.ButtonRelease, button)
-            self._held_buttons.discard(button)
-        self._dpy.sync()
-
-    # -- low level ---------------------------------------------------------------------------
+    # -- primitives (see InputController) ----------------------------------------------------
     def _move(self, x: int, y: int) -> None:
         xtest.fake_input(self._dpy, X.MotionNotify, x=int(x), y=int(y))
 
-    def _button(self, name: str, press: bool) -> None:
-        button = _BUTTONS[name]
-        xtest.fake_input(self._dpy, X.ButtonPress if press else X.ButtonRelease, button)
-        (self._held_buttons.add if press else self._held_buttons.discard)(button)
+    def _button_code(self, name: str) -> int:
+        return _BUTTONS[name]
 
-    def _key(self, code: int, press: bool) -> None:
-        xtest.fake_input(self._dpy, X.KeyPress if press else X.KeyRelease, code)
-        (self._held_keys.add if press else self._held_keys.discard)(code)
+    def _send_button(self, button: int, down: bool) -> None:
+        xtest.fake_input(self._dpy, X.ButtonPress if down else X.ButtonRelease, button)
 
-    def _named_keysym(self, key: str) -> int:
-        return keysym_value(key)
+    def _key_code(self, name: str) -> int:
+        return self._keycode_for(keysym_value(name))[0]
 
-    def _tap_keysym(self, sym: int) -> None:
+    def _send_key(self, code: int, down: bool) -> None:
+        xtest.fake_input(self._dpy, X.KeyPress if down else X.KeyRelease, code)
+
+    def _tap_code(self, name: str) -> int:
+        return keysym_value(name)
+
+    def _tap(self, sym: int) -> None:
+        """One keysym pressed and released, Shift held if the keymap has it shifted."""
         code, shift = self._keycode_for(sym)
         shift_code = self._keymap[XK.XK_Shift_L][0] if shift else None
         if shift_code is not None:
@@ -199,6 +123,23 @@ class X11Controller:
         if shift_code is not None:
             self._key(shift_code, False)
 
+    def _type_text(self, text: str) -> None:
+        for ch in text:
+            self._tap(_char_keysym(ch))
+            self._dpy.sync()
+
+    def _scroll(self, dy: int, dx: int) -> None:
+        # Wheel notches are buttons 4-7, pressed and released (never held).
+        for amount, up, down in ((dy, 4, 5), (dx, 7, 6)):
+            button = up if amount > 0 else down
+            for _ in range(abs(amount)):
+                xtest.fake_input(self._dpy, X.ButtonPress, button)
+                xtest.fake_input(self._dpy, X.ButtonRelease, button)
+
+    def _flush(self) -> None:
+        self._dpy.sync()
+
+    # -- keymap ------------------------------------------------------------------------------
     def _load_keymap(self) -> None:
         first = self._dpy.display.info.min_keycode
         count = self._dpy.display.info.max_keycode - first + 1
@@ -228,11 +169,7 @@ class X11Controller:
         self._borrowed[sym] = code
         return code, False
 
-    def close(self) -> None:
-        try:
-            self.release_all()
-        except Exception:
-            pass
+    def _close_backend(self) -> None:
         try:
             self._sct.close()
         finally:

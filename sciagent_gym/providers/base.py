@@ -11,7 +11,7 @@ import numpy as np
 
 from sciagent_gym.actions import types as A
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.providers.local.sandbox import CommandResult
+from sciagent_gym.providers.command import CommandResult
 from sciagent_gym.safe_fs import FreezeReport, freeze_copy
 
 if TYPE_CHECKING:

@@ -40,7 +40,7 @@ from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import FakeProviderError
 from sciagent_gym.processes import owned_tempdir
 from sciagent_gym.providers.base import Provider
-from sciagent_gym.providers.local.sandbox import CommandResult
+from sciagent_gym.providers.command import CommandResult
 from sciagent_gym.safe_fs import copy_into, empty_dir
 
 if TYPE_CHECKING:

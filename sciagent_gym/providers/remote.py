@@ -29,7 +29,7 @@ from sciagent_gym.errors import (
     SciAgentError,
 )
 from sciagent_gym.providers.base import Provider
-from sciagent_gym.providers.local.sandbox import CommandResult
+from sciagent_gym.providers.command import CommandResult
 from sciagent_gym.server.client import ControlClient, ControlError
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from sciagent_gym.actions import types as A
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ControlError
-from sciagent_gym.providers.local.sandbox import CommandResult
+from sciagent_gym.providers.command import CommandResult
 from sciagent_gym.server.files import PathRefused, TreeLimits, TreeTooLarge, unpack_into
 
 MAX_JSON_REPLY = 16 << 20

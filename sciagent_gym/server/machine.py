@@ -21,8 +21,8 @@ from sciagent_gym.controller.clipboard import Clipboard
 from sciagent_gym.controller.settle import SettleConfig, settle_canonical, wait_settled
 from sciagent_gym.controller.windows import WindowInfo, WindowLister
 from sciagent_gym.controller.x11 import X11Controller
+from sciagent_gym.providers.command import CommandResult
 from sciagent_gym.providers.local import sandbox_agent as procs
-from sciagent_gym.providers.local.sandbox import CommandResult
 from sciagent_gym.server.files import Confined, TreeLimits
 from sciagent_gym.server.zones import UserZones
 

@@ -35,11 +35,11 @@ import sys
 import tempfile
 import threading
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 from sciagent_gym import processes
 from sciagent_gym.errors import MissingProgramError, SandboxError
+from sciagent_gym.providers.command import CommandResult
 from sciagent_gym.providers.local import cgroups
 from sciagent_gym.providers.local import confinement as conf
 
@@ -50,21 +50,6 @@ PROGRAM, AGENT = "program", "agent"
 MAX_REPLY = 4 << 20
 #: Directory names the sandboxes leave under the temp dir: ``sciagent-sbx-<pid>-<random>``.
 ROOT_PREFIX = "sciagent-sbx-"
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    returncode: int | None
-    output: str
-    timed_out: bool = False
-    truncated: bool = False
-
-    def terminal_text(self, command: str) -> str:
-        """How the result appears in ``obs["terminal"]``."""
-        status = "timed out" if self.timed_out else f"exit {self.returncode}"
-        cut = "[... output truncated ...]\n" if self.truncated else ""
-        body = self.output if not self.output or self.output.endswith("\n") else self.output + "\n"
-        return f"$ {command}\n{cut}{body}[{status}]"
 
 
 @functools.lru_cache(maxsize=1)

@@ -13,7 +13,7 @@ from pathlib import Path, PureWindowsPath
 from types import SimpleNamespace
 from typing import Any
 
-from sciagent_gym.providers.local.sandbox import CommandResult
+from sciagent_gym.providers.command import CommandResult
 from sciagent_gym.server.files import Confined
 from sciagent_gym.server.machine import Machine
 from sciagent_gym.server.win32 import winapi

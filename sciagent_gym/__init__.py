@@ -7,6 +7,17 @@
 from __future__ import annotations
 
 __version__ = "0.1.0"
+__all__ = ["SciGUIEnv", "__version__"]
+
+
+def __getattr__(name: str):
+    """``sciagent_gym.SciGUIEnv`` on first use: the control server in a bare guest imports
+    this package without Gymnasium."""
+    if name == "SciGUIEnv":
+        from sciagent_gym.env import SciGUIEnv
+
+        return SciGUIEnv
+    raise AttributeError(f"module 'sciagent_gym' has no attribute {name!r}")
 
 
 def _register_all() -> None:

@@ -7,7 +7,7 @@ scroll, read the pointer) and keeps the keys and buttons still held, so that
 :class:`~sciagent_gym.controller.x11.X11Controller` through XTest,
 :class:`~sciagent_gym.server.win32.controller.SendInputController` through SendInput.
 
-Nothing here names a windowing system: the Windows server imports this module where Xlib is
+Nothing here imports a windowing system: the Windows server imports this module where Xlib is
 absent.
 """
 
@@ -175,11 +175,11 @@ class InputController(ABC):
     @abstractmethod
     def _scroll(self, dy: int, dx: int) -> None:
         """Turn the wheel ``dy`` notches (> 0: up) then ``dx`` notches (> 0: right), one
-        notch at a time."""
+        event per notch (sent one by one or as one batch, as the backend does)."""
 
-    def _flush(self) -> None:
-        """Push queued events to the system (after each action and each drag step); no-op
-        where events are delivered as they are sent."""
+    def _flush(self) -> None:  # noqa: B027 (a hook, empty unless events queue)
+        """Push queued events to the system (after each action and each drag step); nothing
+        to do where events are delivered as they are sent."""
 
     @abstractmethod
     def _close_backend(self) -> None:

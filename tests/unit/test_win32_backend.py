@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from sciagent_gym.actions import keys
+from sciagent_gym.controller.base import InputController
 from sciagent_gym.controller.clipboard import Clipboard
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.controller.windows import WindowLister
@@ -150,6 +151,29 @@ def test_expected_members_are_there():
 def test_parts_offer_what_machine_calls_on_them(x11, ours, methods):
     for name in methods:
         assert _params(getattr(ours, name)) == _params(getattr(x11, name)), name
+
+
+#: What a backend of InputController may override: its primitives and the name-to-code hooks.
+BACKEND_HOOKS = {"_button_code", "_key_code", "_tap_code", "_held_key", "_flush"}
+
+
+@pytest.mark.parametrize("controller", [X11Controller, SendInputController])
+def test_controllers_share_the_dispatch_and_override_only_primitives(controller):
+    """Both controllers run InputController's actions, held keys and release_all; each gives
+    every primitive, and overrides nothing else, taking the base's arguments (called
+    positionally, so named for the backend: a keycode, a keysym, a key name)."""
+    assert issubclass(controller, InputController)
+    assert not controller.__abstractmethods__
+    overridable = set(InputController.__abstractmethods__) | BACKEND_HOOKS
+    for name, member in vars(InputController).items():
+        if name.startswith("__") or not callable(member):
+            continue
+        mine = inspect.getattr_static(controller, name)
+        if name not in overridable:
+            assert mine is member, f"{controller.__name__} overrides shared {name}"
+        else:
+            kinds = [p.kind for p in inspect.signature(mine).parameters.values()]
+            assert kinds == [p.kind for p in inspect.signature(member).parameters.values()], name
 
 
 # -- keys ------------------------------------------------------------------------------------

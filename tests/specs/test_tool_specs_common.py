@@ -58,6 +58,21 @@ def test_a_gui_only_oracle_waits_for_its_windows(tool):
 
 
 @pytest.mark.parametrize(("tool", "spec_id"), ALL)
+def test_variant_zero_stages_its_inputs(tool, spec_id, tmp_path):
+    """Every shipped spec stages its first variant: its generator runs (some tools' call a
+    command-line helper, Praat's espeak-ng), the inputs it opens exist, its criteria resolve."""
+    spec = SPECS[tool][spec_id]
+    task = Task(spec, 0, load_adapter(tool).generators, {"work": "/w", "home": "/h", "tmp": "/t"})
+    try:
+        task.stage(tmp_path)
+        assert task.criteria()
+        for name in spec.open:
+            assert (tmp_path / name).is_file(), name
+    finally:
+        task.cleanup()
+
+
+@pytest.mark.parametrize(("tool", "spec_id"), ALL)
 def test_spec_has_negatives_a_gate_and_a_final_answer(tool, spec_id):
     spec = SPECS[tool][spec_id]
     assert len(spec.negatives) >= 2

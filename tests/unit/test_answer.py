@@ -150,21 +150,21 @@ def test_answer_step_needs_the_output_placeholder(tmp_path):
 
 
 def test_heldout_split_selects_task_families():
-    heldout = gym.make("SciGUI-ImageJ-v0", split=HELDOUT_SPLIT).unwrapped
-    train = gym.make("SciGUI-ImageJ-v0", split="train").unwrapped
-    every = gym.make("SciGUI-ImageJ-v0").unwrapped
+    heldout = gym.make("SciGUI-ImageJ-v0", provider="fake", split=HELDOUT_SPLIT).unwrapped
+    train = gym.make("SciGUI-ImageJ-v0", provider="fake", split="train").unwrapped
+    every = gym.make("SciGUI-ImageJ-v0", provider="fake").unwrapped
     assert heldout.task_ids and set(heldout.task_ids).isdisjoint(train.task_ids)
     assert sorted(heldout.task_ids + train.task_ids) == every.task_ids
     assert all(every.specs[t].heldout for t in heldout.task_ids)
     with pytest.raises(ValueError, match="is a held-out task"):
-        gym.make("SciGUI-ImageJ-v0", split="train", task=heldout.task_ids[0])
+        gym.make("SciGUI-ImageJ-v0", provider="fake", split="train", task=heldout.task_ids[0])
     with pytest.raises(ValueError, match="modality must be None or one of"):
-        gym.make("SciGUI-ImageJ-v0", modality="shell")
+        gym.make("SciGUI-ImageJ-v0", provider="fake", modality="shell")
 
 
 def test_heldout_episodes_count_under_the_heldout_split():
     """info["split"] and run records: a held-out family's variants are never 'train'."""
-    specs = gym.make("SciGUI-ImageJ-v0").unwrapped.specs
+    specs = gym.make("SciGUI-ImageJ-v0", provider="fake").unwrapped.specs
     held = next(s for s in specs.values() if s.heldout)
     other = next(s for s in specs.values() if not s.heldout)
     assert {episode_split(held, v) for v in range(40)} == {HELDOUT_SPLIT}

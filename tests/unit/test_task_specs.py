@@ -10,7 +10,6 @@ import pytest
 
 from sciagent_gym.tasks.spec import TaskSpecError, load_spec, parse_spec
 from sciagent_gym.tasks.task import Task, sample_params
-from sciagent_gym.tools import discover, load_adapter, load_tool_specs
 
 REPO = Path(__file__).resolve().parents[2]
 GOOD = {
@@ -83,20 +82,6 @@ def test_instruction_never_sees_gold():
     spec = parse_spec(_broken(instruction="answer is {gold}"))
     with pytest.raises(Exception, match="gold"):
         Task(spec, 0, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
-
-
-def test_shipped_specs_all_load_and_stage(tmp_path):
-    for tool in discover():
-        adapter = load_adapter(tool)
-        specs = load_tool_specs(tool)
-        assert specs, tool
-        for spec in specs.values():
-            task = Task(spec, 0, adapter.generators, {"work": "/w", "home": "/h", "tmp": "/t"})
-            task.stage(tmp_path / spec.slug)
-            assert task.criteria()
-            for name in spec.open:
-                assert (tmp_path / spec.slug / name).is_file()
-            task.cleanup()
 
 
 TOGGLE = {**GOOD, "instruction": "Turn the grid {word}",

@@ -10,8 +10,8 @@ DEMO_OUT ?= demo-out
 # (envs/*/tool.json), listed by a standard-library script so no virtualenv is needed yet.
 APT_PACKAGES := $(shell python3 sciagent_gym/deps.py --apt)
 # Test modules run in parallel, each whole on one worker (its programs and module fixtures
-# stay together), except where tests name an xdist group (the audit: one group per tool);
-# most of a test's time is waiting for a program, so 2 workers fit 2 cores.
+# stay together; a test class is a scope of its own: the audit has one per tool); most of a
+# test's time is waiting for a program, so 2 workers fit 2 cores.
 TEST_WORKERS ?= 2
 # The CPU build of torch that stable-baselines3 needs (the tests check SB3's env checker).
 TORCH ?= torch==2.13.0
@@ -56,7 +56,7 @@ test: setup
 		$(SUDO) env SCIAGENT_CACHE="$(CACHE)" $(VENV)/bin/sciagent-gym image build imagej && \
 		$(SUDO) chown -R "$$(id -u):$$(id -g)" "$(CACHE)"; \
 	fi
-	SCIAGENT_REQUIRE_APPS=1 $(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadgroup
+	SCIAGENT_REQUIRE_APPS=1 $(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadscope
 
 lint: venv
 	$(VENV)/bin/ruff check sciagent_gym envs tests examples benchmarks

@@ -4,8 +4,10 @@ the real start state, the spec's own as episodes), and no task's evaluator accep
 task's oracle state (F1 >= 0.99).
 
 Parametrised over the discovered tools, so a new tool folder is audited with no test written.
-Each tool's audit runs once (a module fixture per tool) and its cases are one xdist group, so
-under ``--dist loadgroup`` the tools' audits spread over the workers.
+Each tool's checks are one class (``TestAudit_<tool>``), which ``--dist loadscope`` keeps on
+one worker while the tools spread over the workers; the tool's audit runs once per process, in
+the first of its checks, and is cached for the rest (a parametrised module fixture would be set
+up again whenever pytest reorders the checks).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from helpers import (
 
 from sciagent_gym.tools import discover
 
-# A fixture audits a whole tool and plays its cheats (up to ~10 min under load): headroom.
+# A tool's first check runs its whole audit with the cheats (up to ~10 min under load).
 pytestmark = pytest.mark.timeout(1800)
 
 #: Seeds audited per tool (the cheapest tool gets a second seed).
@@ -34,43 +36,66 @@ for _tool in TOOLS:
     SPECS[_tool], CASES[_tool] = audit_cases(_tool, SEEDS.get(_tool, DEFAULT_SEEDS))
 
 
-def _params(tool: str, *rest, id: str):
-    return pytest.param(tool, *rest, id=f"{tool}-{id}" if id else tool,
-                        marks=[pytest.mark.xdist_group(f"audit-{tool}"), requires(tool=tool)])
+_AUDITS: dict[str, object] = {}
 
 
-@pytest.fixture(scope="module")
-def report(request):
-    tool = request.param
-    return run_audit(tool, SEEDS.get(tool, DEFAULT_SEEDS))
+def audited(tool: str):
+    """The tool's audit, run once per process whatever order the checks come in; an audit
+    that broke (or timed out) fails every later check of the tool at once, not by running
+    again."""
+    if tool not in _AUDITS:
+        try:
+            _AUDITS[tool] = run_audit(tool, SEEDS.get(tool, DEFAULT_SEEDS))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # also pytest-timeout's and pytest.fail's outcomes
+            _AUDITS[tool] = exc
+            raise
+    result = _AUDITS[tool]
+    if isinstance(result, BaseException):
+        pytest.fail(f"the {tool} audit broke in an earlier check: {result!r}")
+    return result
 
 
-@pytest.mark.parametrize(("report", "task_id", "case", "seed"), [
-    _params(tool, task_id, case, seed, id=f"{task_id}-{case}-{seed}")
-    for tool in TOOLS for task_id, case, seed in CASES[tool]], indirect=["report"])
-def test_case(report, task_id, case, seed):
-    check_case(report, SPECS[task_id.split("/")[0]], task_id, case, seed)
+def _items(tool: str) -> list:
+    """Every check of one tool's audit."""
+    items = [("case", task_id, case, seed) for task_id, case, seed in CASES[tool]]
+    items += [("cheats", task_id, "", 0) for task_id in sorted(SPECS[tool])]
+    items += [("cross", "", "", 0), ("report", "", "", 0)]
+    return [pytest.param(*item, id="-".join(str(x) for x in item if x != "")) for item in items]
 
 
-@pytest.mark.parametrize(("report", "task_id"), [
-    _params(tool, task_id, id=task_id) for tool in TOOLS for task_id in sorted(SPECS[tool])],
-    indirect=["report"])
-def test_cheats_score_zero(report, task_id):
-    check_cheats(report, task_id)
+def pytest_generate_tests(metafunc):
+    if metafunc.cls is not None and issubclass(metafunc.cls, _ToolAudit):
+        metafunc.parametrize(("check", "task_id", "case", "seed"), _items(metafunc.cls.tool))
 
 
-@pytest.mark.parametrize("report", [_params(tool, id="") for tool in TOOLS], indirect=True)
-def test_cross_task_matrix_has_no_false_success(report, request):
-    tool = request.node.callspec.params["report"]
-    check_cross(report, SPECS[tool], SEEDS.get(tool, DEFAULT_SEEDS))
+class _ToolAudit:
+    """One tool's checks; a subclass per discovered tool below. A class is one scope of
+    ``--dist loadscope``, so each tool's checks stay on one worker and its audit runs once."""
+
+    tool = ""
+
+    def test_audit(self, check, task_id, case, seed):
+        tool = self.tool
+        report = audited(tool)
+        seeds = SEEDS.get(tool, DEFAULT_SEEDS)
+        if check == "case":  # oracle 1.0, no-op 0 (unless doing nothing is right), negatives
+            check_case(report, SPECS[tool], task_id, case, seed)
+        elif check == "cheats":  # every cheat on the task scored 0 (or a placeholder's little)
+            check_cheats(report, task_id)
+        elif check == "cross":  # no evaluator accepts another task's oracle state; F1 >= 0.99
+            check_cross(report, SPECS[tool], seeds)
+        else:  # the report's table and JSON agree with what was audited
+            table = report.table()
+            assert "F1=" in table and all(task_id in table for task_id in SPECS[tool])
+            data = report.to_dict()
+            assert data["passed"] == report.passed
+            assert data["counts"]["tp"] == len(SPECS[tool]) * len(seeds)
 
 
-@pytest.mark.parametrize("report", [_params(tool, id="") for tool in TOOLS], indirect=True)
-def test_report_table_and_json(report, request):
-    tool = request.node.callspec.params["report"]
-    table = report.table()
-    assert "F1=" in table and all(task_id in table for task_id in SPECS[tool])
-    data = report.to_dict()
-    seeds = SEEDS.get(tool, DEFAULT_SEEDS)
-    assert data["passed"] == report.passed and data["counts"]["tp"] == len(SPECS[tool]) * len(seeds)
-
+for _tool in TOOLS:
+    _name = "TestAudit_" + _tool
+    globals()[_name] = type(_name, (_ToolAudit,), {
+        "tool": _tool, "pytestmark": [requires(tool=_tool)], "__module__": __name__,
+        "__doc__": f"The audit of {_tool}."})

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
 
 IJ_JAR = "/usr/share/java/ij.jar"
-STATE_MACRO = (Path(__file__).with_name("state.ijm")).read_text()
+STATE_MACRO = (Path(__file__).parent / "inside" / "state.ijm").read_text()
 ERROR_TITLES = ("Macro Error", "Exception")
 
 

@@ -25,7 +25,7 @@ from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
 
-STATE_SCRIPT = (Path(__file__).with_name("state.praat")).read_text()
+STATE_SCRIPT = (Path(__file__).parent / "inside" / "state.praat").read_text()
 MAIN_TITLE = "Praat Objects"
 _LAUNCH = 'rm -f "$HOME/.praat-dir/pid"; exec praat "$@"'
 # ``praat --send`` signals the pid in ~/.praat-dir/pid with SIGUSR1. Praat writes that file

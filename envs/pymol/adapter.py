@@ -21,7 +21,7 @@ from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
 
-STATE_CODE = Path(__file__).with_name("state_dump.py").read_text()
+STATE_CODE = (Path(__file__).parent / "inside" / "state_dump.py").read_text()
 RPC_PORT = 9123
 WINDOW_TITLE = "PyMOL"
 

@@ -30,8 +30,8 @@ from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
 
-CHANNEL_CODE = Path(__file__).with_name("channel.py").read_text()
-STATE_CODE = Path(__file__).with_name("state_dump.py").read_text()
+CHANNEL_CODE = (Path(__file__).parent / "inside" / "channel.py").read_text()
+STATE_CODE = (Path(__file__).parent / "inside" / "state_dump.py").read_text()
 TITLE_SUFFIX = "QGIS"
 
 # argv: $1 channel code, $2 where to put it, $3 the files to open (a JSON list); the channel

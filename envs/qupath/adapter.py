@@ -37,7 +37,7 @@ from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent / "inside"  # code run inside QuPath
 CHANNEL_SCRIPT = (HERE / "channel.groovy").read_text()
 MAKE_PROJECT = (HERE / "make_project.groovy").read_text()
 STATE_SCRIPT = (HERE / "state_dump.groovy").read_text()

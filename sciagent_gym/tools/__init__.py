@@ -1,6 +1,6 @@
 """Tools: a folder ``envs/<tool>/`` (``tool.json``, ``adapter.py``, ``data.py``, ``getters.py``,
-``snapshot/``) plus ``task_specs/<tool>/``, found by :func:`discover` and driven through its
-:class:`ToolAdapter`.
+``snapshot/``, ``inside/``: code run inside the program) plus ``task_specs/<tool>/``, found by
+:func:`discover` and driven through its :class:`ToolAdapter`.
 
 ``discovery`` reads the folders; ``adapter`` is the base class every tool's ``Adapter``
 subclasses; ``host`` types what an adapter may ask of the machine its program runs on.

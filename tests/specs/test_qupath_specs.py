@@ -693,7 +693,7 @@ def test_launch_command_and_env(no_qupath, monkeypatch, tmp_path):
 def test_groovy_sources_and_prefs():
     here = ROOT / "envs" / "qupath"
     for name in ("channel.groovy", "make_project.groovy", "state_dump.groovy"):
-        code = (here / name).read_text()
+        code = (here / "inside" / name).read_text()
         assert _balanced(code.replace("'s", "s")), name
     assert "// @ARGS" in qadapter.MAKE_PROJECT
     prefs = (here / "snapshot/home/.java/.userPrefs/sciagent-gym/prefs.xml").read_text()

@@ -30,6 +30,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"not installed: {', '.join(missing)}"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def sb3_logs_in_the_session_tmp(tmp_path_factory):
+    """stable-baselines3 makes a /tmp/SB3-<date> folder for every model's logger unless
+    SB3_LOGDIR names one: the tests' models (and the examples they run) log into pytest's
+    temporary tree instead, so a test run leaves nothing in /tmp."""
+    import os
+
+    old = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3"))
+    yield
+    if old is None:
+        os.environ.pop("SB3_LOGDIR", None)
+    else:
+        os.environ["SB3_LOGDIR"] = old
+
+
 @pytest.fixture(scope="module")
 def imagej_env():
     """One ImageJ env for a test module (the display is reused across resets), with the shell

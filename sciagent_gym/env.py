@@ -313,6 +313,7 @@ class SciGUIEnv(gym.Env):
                 "instruction": self.task.instruction,
                 "difficulty": self.task.spec.difficulty, "max_steps": self.max_steps,
                 "modality": self.modality, "cli_allowed": self.cli_allowed,
+                "oracle_steps": self.task.oracle_steps,
                 "timings": Timings(provider.last_reset_timings)}
         if self.expose_state:
             self._expose_state(info)

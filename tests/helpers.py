@@ -19,6 +19,7 @@ import pytest
 
 from sciagent_gym.deps import DEBIAN_NAME
 from sciagent_gym.runs.audit import AuditReport, audit_tool
+from sciagent_gym.runs.audit import audit_cases as played_cases
 from sciagent_gym.tasks.spec import TaskSpec
 from sciagent_gym.tools import discover, load_tool_specs, tool_info
 
@@ -149,7 +150,7 @@ def audit_cases(tool: str, seeds: tuple[int, ...]) -> tuple[dict[str, TaskSpec],
     """The tool's specs and one (task id, case, seed) per oracle, no-op and negative run."""
     specs = load_tool_specs(tool)
     cases = [(task_id, case, seed) for task_id, spec in sorted(specs.items())
-             for case in ("oracle", "noop", *sorted(spec.negatives)) for seed in seeds]
+             for case in played_cases(spec) for seed in seeds]
     return specs, cases
 
 
@@ -159,7 +160,7 @@ def check_case(report, specs: dict[str, TaskSpec], task_id: str, case: str, seed
     [result] = [c for c in report.cases
                 if (c.task_id, c.case, c.seed) == (task_id, case, seed)]
     assert result.error is None, result.error
-    if case == "oracle":
+    if case in ("oracle", "gui_oracle"):
         assert result.score == 1.0 and result.success, result.failed_criteria
     elif case == "noop" and result.noop_correct:  # a negative toggle instruction: leave it
         assert result.score == 1.0 and result.success, result.failed_criteria

@@ -199,7 +199,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
         report = audit_tool(tool, seeds=range(args.seed, args.seed + args.seeds),
                             cross=not args.no_cross, tasks=args.task or None,
-                            progress=progress, isolation=args.isolation, cheats=args.cheats)
+                            progress=progress, isolation=args.isolation, cheats=args.cheats,
+                            cases=args.cases)
         bar.close()
         reports.append(report)
         if not args.json:

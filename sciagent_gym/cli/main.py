@@ -9,6 +9,9 @@ import sys
 from sciagent_gym import __version__
 from sciagent_gym.cli import commands
 
+#: sciagent_gym.runs.rollout.POLICIES, named here so that parsing imports no Gymnasium.
+RUN_POLICIES = ("random", "oracle", "gui-oracle", "noop", "vlm")
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sciagent-gym", description=__doc__)
@@ -27,8 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run episodes of a baseline policy")
     p.add_argument("--env", required=True, help="env id, e.g. SciGUI-ImageJ-v0")
     p.add_argument("--task", help="task id (default: sampled per episode)")
-    p.add_argument("--policy", choices=("random", "oracle", "noop", "vlm"), default="random",
-                   help="vlm: a model behind an OpenAI-compatible chat-completions endpoint")
+    p.add_argument("--policy", choices=RUN_POLICIES, default="random",
+                   help="gui-oracle: the task solved through step() alone (a demonstration); "
+                        "vlm: a model behind an OpenAI-compatible chat-completions endpoint")
     p.add_argument("--base-url", help="vlm: endpoint up to /chat/completions "
                                       "(default $SCIAGENT_VLM_BASE_URL)")
     p.add_argument("--model", help="vlm: model name (default $SCIAGENT_VLM_MODEL)")
@@ -69,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=1, help="variants per task (default 1)")
     p.add_argument("--seed", type=int, default=0, help="first seed")
     p.add_argument("--no-cross", action="store_true", help="skip the cross-task matrix")
+    p.add_argument("--case", action="append", dest="cases", metavar="CASE",
+                   help="play only these cases (repeatable): oracle, gui_oracle (a GUI-only "
+                        "oracle included), noop, a negative's name")
     p.add_argument("--cheats", action="store_true",
                    help="also play the cheat audit (generic cheats on the real start state and "
                         "each spec's own cheats): every cheat must score 0")

@@ -1,10 +1,11 @@
 """The evaluator audit: are a tool's tasks solvable, and do their evaluators tell right from wrong?
 
-For every task (and seed): the oracle must score 1.0 with success, doing nothing must score 0
-(an infeasible task only must not succeed), and every named negative must not succeed. Then a
-cross-task matrix, after MatToolBench's reliability audit: each task's oracle final state is
-scored by every other task's evaluator, which must not call it a success. Precision, recall and
-F1 of the success decision are computed over all of these judgements.
+For every task (and seed): the oracle must score 1.0 with success, and so must the GUI oracle
+(the task solved through ``step()`` alone, where it differs from the oracle); doing nothing
+must score 0 (an infeasible task only must not succeed), and every named negative must not
+succeed. Then a cross-task matrix, after MatToolBench's reliability audit: each task's oracle
+final state is scored by every other task's evaluator, which must not call it a success.
+Precision, recall and F1 of the success decision are computed over all of these judgements.
 
 With ``cheats``, the cheat audit too: the generic cheats of :mod:`sciagent_gym.runs.cheats` are
 scored on the no-op's final state (the real start state, program state included), and the spec's own
@@ -31,6 +32,9 @@ from sciagent_gym.tasks.steps import run_steps
 from sciagent_gym.tasks.task import Task
 from sciagent_gym.tools import tool_info
 
+#: The cases that must succeed with 1.0.
+ORACLES = ("oracle", "gui_oracle")
+
 
 @dataclass
 class CaseResult:
@@ -46,6 +50,8 @@ class CaseResult:
     noop_correct: bool = False  # a state-control variant whose right answer is to do nothing
     modality: str = "gui"
     limit: float = 0.0  # the highest score a cheat may earn
+    steps: int = 0  # step() calls the case made
+    gui: bool = False  # played through step() alone (a GUI oracle, or a GUI-only oracle)
 
     @property
     def is_cheat(self) -> bool:
@@ -73,7 +79,7 @@ class AuditReport:
         # Success is the right decision for oracles, and for the no-op of a state-control
         # variant whose toggles all start right (StaR's negative instruction).
         def should(c: CaseResult) -> bool:
-            return c.case == "oracle" or ((c.case == "noop" or c.is_cheat) and c.noop_correct)
+            return c.case in ORACLES or ((c.case == "noop" or c.is_cheat) and c.noop_correct)
 
         tp = sum(c.success for c in self.cases if should(c))
         fn = sum(not c.success for c in self.cases if should(c))
@@ -105,26 +111,32 @@ class AuditReport:
         """One row per task: modality, oracle, no-op, negatives, cross-task false positives and
         (when audited) cheats held and the best cheat score."""
         cheats = any(c.is_cheat for c in self.cases)
-        head = (f"{'task':<38} {'modality':<8} {'oracle':>6} {'no-op':>6} {'negatives':>9} "
-                f"{'cross FP':>8}")
+        head = (f"{'task':<38} {'modality':<8} {'oracle':>6} {'GUI':>5} {'steps':>5} "
+                f"{'no-op':>6} {'negatives':>9} {'cross FP':>8}")
         lines = [f"audit of {self.tool} (seeds {', '.join(map(str, self.seeds))})",
                  head + (f" {'cheats':>7} {'max':>5}" if cheats else "") + "  ok"]
         for task_id in sorted({c.task_id for c in self.cases}):
             mine = [c for c in self.cases if c.task_id == task_id]
             oracle = [c for c in mine if c.case == "oracle"]
+            gui = [c for c in mine if c.gui]
             noop = [c for c in mine if c.case == "noop"]
-            negs = [c for c in mine if c.case not in ("oracle", "noop") and not c.is_cheat]
+            negs = [c for c in mine if c.case not in (*ORACLES, "noop") and not c.is_cheat]
             tricks = [c for c in mine if c.is_cheat]
             cross_fp = sum(x.success for x in self.cross if x.evaluator_task == task_id)
             ok = all(c.ok for c in mine) and cross_fp == 0
             row = (f"{task_id:<38} {mine[0].modality:<8} "
-                   f"{_worst(oracle, min):>6} {_worst(noop, max):>6} "
+                   f"{_worst(oracle, min):>6} {_worst(gui, min):>5} "
+                   f"{'-' if not gui else max(c.steps for c in gui):>5} {_worst(noop, max):>6} "
                    f"{sum(not c.success for c in negs):>4}/{len(negs):<4} {cross_fp:>8}")
             if cheats:
                 row += (f" {sum(c.ok for c in tricks):>3}/{len(tricks):<3} "
                         f"{_worst(tricks, max):>5}")
             lines.append(row + f"  {'yes' if ok else 'NO'}")
         c, m = self.counts, self.metrics
+        gui = [c for c in self.cases if c.gui]
+        lines.append(f"GUI oracles: {sum(c.ok for c in gui)}/{len(gui)} at 1.0 "
+                     f"({len({c.task_id for c in gui})} of {len({c.task_id for c in self.cases})} "
+                     "tasks have one)")
         lines.append(f"success decisions: tp={c['tp']} fp={c['fp']} tn={c['tn']} fn={c['fn']}  "
                      f"precision={m['precision']:.3f} recall={m['recall']:.3f} "
                      f"F1={m['f1']:.3f}")
@@ -166,7 +178,7 @@ def _expected_ok(case: str, infeasible: bool, score: float, success: bool,
         if toggles:
             return score <= noop_score + 1e-9 and (noop_correct or not success)
         return score <= limit + 1e-9 and not success
-    if case == "oracle":
+    if case in ORACLES:
         return score == 1.0 and success
     if case == "noop" and noop_correct:
         return score == 1.0 and success
@@ -176,23 +188,35 @@ def _expected_ok(case: str, infeasible: bool, score: float, success: bool,
 
 
 def _play(env: gym.Env, task_id: str, case: str, seed: int):
+    """One episode of ``case``; returns its evaluation and the step() calls it made."""
     env.reset(seed=seed, options={"task": task_id})
     base = env.unwrapped
-    run_steps(env, ["DONE"] if case == "noop" else base.task.steps(case),
-              refused_ok=case.startswith("cheat:"))
+    taken = run_steps(env, ["DONE"] if case == "noop" else base.task.steps(case),
+                      refused_ok=case.startswith("cheat:"))
     if base.evaluation is None:
         env.step("DONE")
-    return base.evaluation
+        taken += 1
+    return base.evaluation, taken
+
+
+def audit_cases(spec, cheats: bool = False) -> list[str]:
+    """The cases the audit plays for one task: the oracle, its GUI oracle where that is a
+    different sequence, the no-op, each negative and (with ``cheats``) the spec's cheats."""
+    gui = ["gui_oracle"] if spec.explicit_gui_oracle is not None else []
+    spec_cheats = [f"cheat:{n}" for n in sorted(spec.cheats)] if cheats else []
+    return ["oracle", *gui, "noop", *sorted(spec.negatives), *spec_cheats]
 
 
 def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
                tasks: Iterable[str] | None = None, env: gym.Env | None = None,
                progress: Callable[[str], None] | None = None, cheats: bool = False,
-               **make_kwargs: Any) -> AuditReport:
+               cases: Iterable[str] | None = None, **make_kwargs: Any) -> AuditReport:
     """Run the audit for ``tool`` on the real program (an env is made unless given).
 
     ``cheats`` adds the cheat audit: generic cheats scored on each no-op's final state and the
-    spec's own cheats played as episodes."""
+    spec's own cheats played as episodes. ``cases`` keeps only these case names (e.g.
+    ``["gui_oracle"]``; "gui_oracle" then also means a GUI-only oracle)."""
+    only = set(cases) if cases is not None else None
     seeds = [int(s) for s in seeds]
     own_env = env is None
     if own_env:
@@ -207,15 +231,21 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
     try:
         for task_id in task_ids:
             spec = base.specs[task_id]
+            played = audit_cases(spec, cheats)
+            if only is not None:
+                wanted = set(only)
+                if "gui_oracle" in wanted and spec.explicit_gui_oracle is None \
+                        and spec.gui_oracle is not None:
+                    wanted.add("oracle")  # this task's oracle is its GUI oracle
+                played = [c for c in played if c in wanted]
             for seed in seeds:
-                spec_cheats = [f"cheat:{n}" for n in sorted(spec.cheats)] if cheats else []
-                for case in ("oracle", "noop", *sorted(spec.negatives), *spec_cheats):
+                for case in played:
                     if progress:
                         progress(f"{task_id} seed {seed} {case}")
                     t0 = time.monotonic()
-                    noop_correct = False
+                    noop_correct, taken = False, 0
                     try:
-                        ev = _play(env, task_id, case, seed)
+                        ev, taken = _play(env, task_id, case, seed)
                         score, success, error = ev.score, ev.success, None
                         failed = [c.name for c in ev.criteria if not c.passed]
                         noop_correct = base.task.noop_correct
@@ -227,9 +257,13 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
                     ok = error is None and _expected_ok(case, spec.infeasible, score, success,
                                                         noop_correct, bool(spec.toggles),
                                                         noop_score=noop_score)
+                    gui = case == "gui_oracle" or (case == "oracle" and
+                                                   spec.explicit_gui_oracle is None and
+                                                   spec.gui_oracle is not None)
                     report.cases.append(CaseResult(task_id, seed, case, score, success, ok,
                                                    failed, time.monotonic() - t0, error,
-                                                   noop_correct, base.modality))
+                                                   noop_correct, base.modality, steps=taken,
+                                                   gui=gui))
                     if case == "oracle" and error is None:
                         oracle_states[(task_id, seed)] = base.final_state.save(
                             keep / f"{task_id.replace('/', '_')}-{seed}")

@@ -11,11 +11,12 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from sciagent_gym.runs.audit import AuditReport, CaseResult, CrossResult
+from sciagent_gym.runs.audit import ORACLES, AuditReport, CaseResult, CrossResult
 
-HEADER = ("| tool | tasks | oracle 1.0 | no-op 0 | negatives fail | cross-task F1 | cheats held "
-          "| best cheat score | cheat successes | cases as expected |\n"
-          "|---|---|---|---|---|---|---|---|---|---|")
+HEADER = ("| tool | tasks | oracle 1.0 | GUI oracle 1.0 | no-op 0 | negatives fail "
+          "| cross-task F1 | cheats held | best cheat score | cheat successes "
+          "| cases as expected |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def load_report(path: str | Path) -> AuditReport:
@@ -36,7 +37,8 @@ def summary_row(report: AuditReport, display_name: str | None = None) -> str:
     tasks = len({c.task_id for c in cases})
     oracle = [c for c in cases if c.case == "oracle"]
     noop = [c for c in cases if c.case == "noop"]
-    negatives = [c for c in cases if c.case not in ("oracle", "noop") and not c.is_cheat]
+    gui = [c for c in cases if c.gui]
+    negatives = [c for c in cases if c.case not in (*ORACLES, "noop") and not c.is_cheat]
     cheats = [c for c in cases if c.is_cheat]
     noop_idle = [c for c in noop if c.noop_correct]
     noop_rest = [c for c in noop if not c.noop_correct]
@@ -56,7 +58,9 @@ def summary_row(report: AuditReport, display_name: str | None = None) -> str:
         successes += (f" (+{idle_successes} on do-nothing variants: DONE is right there)")
     best = max((c.score for c in cheat_rest), default=0.0)
     cells = [display_name or report.tool, str(tasks),
-             frac(sum(c.score == 1.0 and c.success for c in oracle), len(oracle)), noop_cell,
+             frac(sum(c.score == 1.0 and c.success for c in oracle), len(oracle)),
+             f"{frac(sum(c.ok for c in gui), len(gui))} "
+             f"({len({c.task_id for c in gui})} of {tasks} tasks)", noop_cell,
              frac(sum(not c.success for c in negatives), len(negatives)),
              f"{report.metrics['f1']:.3f}",
              frac(sum(c.ok for c in cheats), len(cheats)) if cheats else "not played",

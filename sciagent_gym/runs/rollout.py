@@ -1,4 +1,4 @@
-"""Baseline rollouts (random, oracle, no-op) and their run directories.
+"""Baseline rollouts (random, oracle, GUI oracle, no-op) and their run directories.
 
 A run directory holds, per episode, ``trajectory.jsonl`` (one line per step: the action as given,
 reward, termination, action errors, timings and, on the last step, the evaluation), one PNG per
@@ -24,7 +24,9 @@ from sciagent_gym.actions.space import ACTION_TYPES, from_space_sample
 from sciagent_gym.actions.validate import ACTION_CLASSES
 from sciagent_gym.tasks.steps import run_steps
 
-POLICIES = ("random", "oracle", "noop", "vlm")
+POLICIES = ("random", "oracle", "gui-oracle", "noop", "vlm")
+#: Policies that play a task's scripted steps (their episodes end "script").
+SCRIPTED = {"oracle": "oracle", "gui-oracle": "gui_oracle"}
 # Random exploration never ends the episode itself, holds nothing down and runs no shell.
 _RANDOM_TYPES = [ACTION_TYPES.index(t) for t in (
     "click", "double_click", "right_click", "move", "drag", "scroll", "type", "key", "hotkey")]
@@ -146,6 +148,11 @@ class _RecordingEnv(gym.Wrapper):
         return out
 
 
+def _makes_actions(step: dict) -> bool:
+    """Whether a scripted step sends actions through step() (an answer, windowed actions)."""
+    return "action" in step or "answer" in step or "in_window" in step
+
+
 def info_split(base) -> str:
     from sciagent_gym.tasks.task import episode_split
 
@@ -177,14 +184,19 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
     budget = min(max_steps or base.max_steps, base.max_steps)
     forced = False
     try:
-        if policy == "oracle":
+        if policy in SCRIPTED:
             # One step at a time, so that scripted steps (macros, shell commands, waits for a
             # window) sit in the trajectory between the actions, where a replay needs them.
-            for step in base.task.steps("oracle"):
+            # The GUI oracle's steps reach step() as an agent's actions would: a demonstration.
+            for step in base.task.steps(SCRIPTED[policy]):
                 if base.evaluation is not None:
                     break
-                if isinstance(step, dict) and "action" not in step:
+                if isinstance(step, dict) and not _makes_actions(step):
                     recorder.line({"scripted": step})
+                elif isinstance(step, dict) and "action" not in step:
+                    # its actions are recorded as they reach step(); the line says where they
+                    # came from (a replay skips it)
+                    recorder.line({"derived_from": step})
                 run_steps(wrapped, [step])
         elif policy == "noop":
             wrapped.step("DONE")
@@ -214,7 +226,7 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
     evaluation = base.evaluation
     if info.get("end") == "crashed":
         end = "crash"
-    elif policy in ("oracle", "noop"):
+    elif policy in (*SCRIPTED, "noop"):
         end = "script"
     elif info.get("end") == "truncated" or forced:
         end = "budget"

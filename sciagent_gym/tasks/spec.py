@@ -31,6 +31,12 @@ Schema (fields marked * are required)::
                  flipping every toggle scores 0.
     evaluator*   {"criteria": [criterion, ...]}   (see sciagent_gym.evaluation.Criterion)
     oracle*      [step, ...]    negatives*  {name: [step, ...]}
+    gui_oracle   [step, ...]: the task solved as an agent must, through ``step()`` alone (mouse,
+                 keyboard, answer; ``run()`` too when the modality is gui+cli), reading values
+                 off the screen with ``read`` steps; no ``script`` and no ``run`` otherwise.
+                 When absent, an ``oracle`` that already is GUI-only serves as the GUI oracle.
+                 Its step count per variant is the task's reference step count
+                 (``Task.oracle_steps``: the denominator of the report's Steps*/oracle)
     cheats       {name: [step, ...]}: task-specific ways to a reward without the work (a
                  shell one-liner, a hand-written output file); agent actions only, each must
                  score 0 (the cheat audit plays them beside its generic cheats)
@@ -49,18 +55,25 @@ from its target: oracles of state-control tasks) or
 without acting, until a window with that title is open (and focused) or, with ``gone``, closed.
 GUI oracles use it where an agent would look before typing, so that a slow program never
 receives keys meant for a dialog that has not appeared yet.
+{"in_window": "<title regex>", "do": [action, ...]}: the actions' coordinates are relative to
+that window's top-left corner (found in the window list, as an agent finds it on screen), so a
+dialog that opens somewhere else still gets its clicks; they reach ``step()`` as absolute actions.
+{"read": {"region": [x, y, w, h], "window": "<title regex>", "pattern": "<regex>", "psm": n},
+"answer": "<text with {output}>"}: read text off the settled screen with OCR (the region is
+relative to the window when one is named), take the pattern's first group (or whole match) and
+give the answer: how a GUI oracle answers with a value it saw, never with the gold.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sciagent_gym.errors import TaskSpecError
 from sciagent_gym.evaluation import Criterion, SpecError
+from sciagent_gym.tasks.step_schema import _check_steps, _require, gui_only
 
 DIFFICULTIES = ("easy", "medium", "hard")
 #: What the agent may use: ``gui`` (mouse, keyboard, answer), ``gui+cli`` (also run()/launch()),
@@ -69,7 +82,7 @@ MODALITIES = ("gui", "gui+cli", "code")
 CLI_MODALITIES = ("gui+cli", "code")
 _TOP_FIELDS = {"id", "tool", "title", "instruction", "difficulty", "tags", "max_steps",
                "modality", "cli_timeout", "params", "setup", "evaluator", "oracle", "negatives",
-               "cheats", "infeasible", "notes", "hints", "toggles", "heldout"}
+               "gui_oracle", "cheats", "infeasible", "notes", "hints", "toggles", "heldout"}
 _SETUP_FIELDS = {"generate", "open", "protect", "script"}
 _TOGGLE_FIELDS = {"name", "initial", "target", "box", "credit"}
 
@@ -106,6 +119,14 @@ class TaskSpec:
     cheats: dict[str, list[Any]] = field(default_factory=dict)
     heldout: bool = False
     source: str = "<dict>"
+    explicit_gui_oracle: tuple[Any, ...] | None = None
+
+    @property
+    def gui_oracle(self) -> list[Any] | None:
+        """The GUI oracle: the spec's own, else the oracle when it is GUI-only, else None."""
+        if self.explicit_gui_oracle is not None:
+            return list(self.explicit_gui_oracle)
+        return list(self.oracle) if gui_only(self.oracle, self.allow_cli) else None
 
     @property
     def slug(self) -> str:
@@ -115,11 +136,6 @@ class TaskSpec:
     def allow_cli(self) -> bool:
         """True when the modality lets the agent use ``run()`` and ``launch()``."""
         return self.modality in CLI_MODALITIES
-
-
-def _require(cond: bool, source: str, field_name: str, message: str) -> None:
-    if not cond:
-        raise TaskSpecError(source, field_name, message)
 
 
 def _check_params(params: Any, source: str) -> None:
@@ -140,36 +156,6 @@ def _check_params(params: Any, source: str) -> None:
                      source, f"{where}.{kind}", "must be [low, high] with low <= high")
         extra = set(p) - {kind, "round"}
         _require(not extra, source, where, f"unknown field(s) {sorted(extra)}")
-
-
-def _check_steps(steps: Any, source: str, where: str, toggles: frozenset[str] = frozenset()
-                 ) -> None:
-    _require(isinstance(steps, list), source, where, "must be a list of steps")
-    for i, step in enumerate(steps):
-        if isinstance(step, dict) and "toggle" in step:
-            _require(set(step) == {"toggle", "then"} and step["toggle"] in toggles, source,
-                     f"{where}[{i}]", f"a toggle step is {{toggle: <one of {sorted(toggles)}>, "
-                     "then: [steps]}")
-            _check_steps(step["then"], source, f"{where}[{i}].then", toggles)
-            continue
-        if isinstance(step, dict) and "await_window" in step:
-            extra = set(step) - {"await_window", "focused", "gone", "timeout"}
-            _require(not extra and isinstance(step["await_window"], str), source,
-                     f"{where}[{i}]", "await_window takes a title regex, focused, gone and timeout")
-            try:
-                re.compile(step["await_window"])
-            except re.error as exc:
-                _require(False, source, f"{where}[{i}]", f"bad title regex: {exc}")
-            continue
-        if isinstance(step, dict) and set(step) == {"script", "answer"}:
-            _require(isinstance(step["script"], str) and isinstance(step["answer"], str)
-                     and "{output}" in step["answer"], source, f"{where}[{i}]",
-                     "an answer step is {script: <tool script>, answer: '<text with {output}>'}")
-            continue
-        ok = isinstance(step, str) or (isinstance(step, dict) and len(step) == 1
-                                       and next(iter(step)) in ("action", "script", "run"))
-        _require(ok, source, f"{where}[{i}]",
-                 "a step is an action string or one of {action|script|run|await_window: ...}")
 
 
 def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
@@ -247,6 +233,15 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
                  "a cheat is what an agent can do: action strings or {action: ...} only")
     _require(isinstance(data.get("heldout", False), bool), source, "heldout",
              "must be true or false")
+    gui_oracle = data.get("gui_oracle")
+    if gui_oracle is not None:
+        _check_steps(gui_oracle, source, "gui_oracle", toggles)
+        _require(len(gui_oracle) > 0, source, "gui_oracle", "must not be empty")
+        _require(gui_only(gui_oracle, modality in CLI_MODALITIES), source, "gui_oracle",
+                 "uses only step() actions its modality allows: no script steps, no run "
+                 "unless the modality is gui+cli")
+        _require(gui_oracle[-1] in ("DONE", "FAIL"), source, "gui_oracle",
+                 "must end with DONE or FAIL")
 
     return TaskSpec(
         id=data["id"], tool=data["tool"], title=data["title"], instruction=data["instruction"],
@@ -258,6 +253,7 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
         protect=tuple(setup.get("protect", ())), infeasible=bool(data.get("infeasible", False)),
         hints=hints, setup_script=setup.get("script", ""),
         toggles=tuple(data.get("toggles", ())), source=source,
+        explicit_gui_oracle=tuple(gui_oracle) if gui_oracle is not None else None,
     )
 
 

@@ -18,13 +18,15 @@ def run_steps(env, steps: list[Any], refused_ok: bool = False) -> int:
     ``{"script": ...}`` runs in the program's own scripting channel and ``{"run": ...}`` as a
     shell command in the sandbox (privileges of the task author, not of the agent).
     ``{"script": ..., "answer": "<template>"}`` then gives the script's output, put into the
-    template's ``{output}``, through the answer action. An action the env refuses raises
+    template's ``{output}``, through the answer action. ``in_window`` and ``read`` are the GUI
+    oracle's forms (see :mod:`sciagent_gym.tasks.spec`): they look at the window list and the
+    screen only. An action the env refuses raises
     StepError unless ``refused_ok`` (cheats: a refused shell command is the defence working).
     """
     base = env.unwrapped
     taken = 0
     for i, step in enumerate(steps):
-        if isinstance(step, dict) and "answer" in step:
+        if isinstance(step, dict) and "script" in step and "answer" in step:
             output = base.adapter.run_script(base.provider, step["script"]) or ""
             step = {"action": {"type": "answer",
                                "text": step["answer"].replace("{output}", output.strip())}}
@@ -38,6 +40,23 @@ def run_steps(env, steps: list[Any], refused_ok: bool = False) -> int:
                 break
         elif "script" in step:
             base.adapter.run_script(base.provider, step["script"])
+        elif "in_window" in step:
+            for action in window_actions(base.provider, step["in_window"], step["do"]):
+                _, _, terminated, truncated, info = env.step(action)
+                taken += 1
+                if info.get("action_error") and not refused_ok:
+                    raise StepError(f"step {i} ({action!r}): {info['action_error']}")
+                if terminated or truncated:
+                    return taken
+        elif "read" in step:
+            output = read_screen(base.provider, **step["read"])
+            _, _, terminated, truncated, info = env.step(
+                {"type": "answer", "text": step["answer"].replace("{output}", output)})
+            taken += 1
+            if info.get("action_error"):
+                raise StepError(f"step {i} (answer {output!r}): {info['action_error']}")
+            if terminated or truncated:
+                break
         elif "await_window" in step:
             await_window(base.provider, step["await_window"], gone=step.get("gone", False),
                          focused=step.get("focused", False), timeout=step.get("timeout", 20.0))
@@ -48,6 +67,64 @@ def run_steps(env, steps: list[Any], refused_ok: bool = False) -> int:
         else:
             raise StepError(f"step {i}: unknown step {step!r}")
     return taken
+
+
+def find_window(provider, title: str):
+    """The open window whose title matches ``title`` (the active one when several do)."""
+    pattern = re.compile(title)
+    matching = [w for w in provider.windows() if pattern.search(w.title)]
+    if not matching:
+        raise StepError(f"no window {title!r} (windows: {[w.title for w in provider.windows()]})")
+    return next((w for w in matching if w.active), matching[-1])
+
+
+def window_actions(provider, title: str, actions: list[Any]) -> list[str]:
+    """``actions`` with their coordinates moved from the window's frame to the screen, as
+    pyautogui strings (what an agent that found the window on screen would send)."""
+    from dataclasses import fields, replace
+
+    from sciagent_gym.actions.parse import parse_action
+    from sciagent_gym.actions.pyautogui import action_to_pyautogui
+
+    win = find_window(provider, title)
+    size = (provider.width, provider.height)
+    out = []
+    for raw in actions:
+        raw = raw["action"] if isinstance(raw, dict) and "action" in raw else raw
+        # parsed against a huge screen: relative coordinates are checked once made absolute
+        for action in parse_action(raw, (1 << 15, 1 << 15)):
+            names = {f.name for f in fields(action)}
+            moved = {}
+            if "x" in names and action.x is not None:
+                moved = {"x": action.x + win.x, "y": action.y + win.y}
+            if "start" in names and action.start is not None:
+                moved["start"] = (action.start[0] + win.x, action.start[1] + win.y)
+            action = replace(action, **moved)
+            x, y = getattr(action, "x", None) or 0, getattr(action, "y", None) or 0
+            if not (0 <= x < size[0] and 0 <= y < size[1]):
+                raise StepError(f"{raw!r} in window {win.title!r} at ({win.x}, {win.y}) falls "
+                                f"off the {size[0]}x{size[1]} screen")
+            out.append(action_to_pyautogui(action))
+    return out
+
+
+def read_screen(provider, pattern: str, region: list[int] | None = None,
+                window: str | None = None, psm: int = 6, scale: float = 2) -> str:
+    """OCR the settled screen (``region`` [x, y, w, h], relative to ``window`` when named) and
+    return the first group of ``pattern`` (or its whole match)."""
+    from sciagent_gym.evaluation.getters.ocr import ocr_region
+    from sciagent_gym.evaluation.getters.pixels import crop
+
+    rgb = provider.wait_settled()
+    if window is not None:
+        win = find_window(provider, window)
+        x, y, w, h = region or (0, 0, win.width, win.height)
+        region = [win.x + x, win.y + y, w, h]
+    text = ocr_region(crop(rgb, region), psm=psm, scale=scale)
+    found = re.search(pattern, text)
+    if found is None:
+        raise StepError(f"read: {pattern!r} not on screen in {region}; OCR saw {text!r}")
+    return (found.group(1) if found.groups() else found.group(0)).strip()
 
 
 def await_window(provider, title: str, gone: bool = False, focused: bool = False,

@@ -14,6 +14,7 @@ import tifffile
 from sciagent_gym.evaluation import Criterion
 from sciagent_gym.processes import owned_tempdir
 from sciagent_gym.tasks.spec import TaskSpec, TaskSpecError
+from sciagent_gym.tasks.step_schema import count_oracle_steps
 from sciagent_gym.tasks.templating import resolve
 
 SPLITS = {"train": (0.0, 0.8), "val": (0.8, 0.9), "test": (0.9, 1.0)}
@@ -171,11 +172,17 @@ class Task:
         return gates + [c for c in criteria if c.name not in idle]
 
     def steps(self, which: str = "oracle") -> list[Any]:
-        """The oracle's, a named negative's or (``"cheat:<name>"``) a named cheat's steps, with
-        references resolved and toggle steps expanded (their ``then`` steps kept only when that
-        toggle starts away from its target)."""
+        """The oracle's, the GUI oracle's (``"gui_oracle"``), a named negative's or
+        (``"cheat:<name>"``) a named cheat's steps, with references resolved and toggle steps
+        expanded (their ``then`` steps kept only when that toggle starts away from its
+        target)."""
         if which == "oracle":
             raw = self.spec.oracle
+        elif which == "gui_oracle":
+            raw = self.spec.gui_oracle
+            if raw is None:
+                raise TaskSpecError(self.spec.source, "gui_oracle",
+                                    f"{self.spec.id} has no GUI oracle yet")
         elif which.startswith("cheat:"):
             raw = self.spec.cheats[which.removeprefix("cheat:")]
         else:
@@ -193,6 +200,15 @@ class Task:
             else:
                 out.append(step)
         return out
+
+    @property
+    def oracle_steps(self) -> int | None:
+        """The GUI oracle's ``step()`` count for this variant (the reference for Steps*), or
+        None when the task has no GUI oracle. Needs only the sampled params, unless a toggle's
+        start depends on a generated gold value (then stage first)."""
+        if self.spec.gui_oracle is None:
+            return None
+        return count_oracle_steps(self.steps("gui_oracle"))
 
     @property
     def setup_script(self) -> str:

@@ -1,0 +1,174 @@
+"""GUI oracles: the spec field, what counts as GUI-only, the step count (the reference for
+Steps*), and the two step forms a GUI oracle has beside actions: ``in_window`` (coordinates
+relative to a window found in the window list) and ``read`` (a value read off the screen with
+OCR and given through the answer action). Played on the fake provider; OCR is replaced by a
+stand-in only where the test is about what the step does with the text it gets back.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from sciagent_gym.actions import types as A
+from sciagent_gym.env import SciGUIEnv
+from sciagent_gym.errors import StepError, TaskSpecError
+from sciagent_gym.tasks import steps as steps_module
+from sciagent_gym.tasks.spec import parse_spec
+from sciagent_gym.tasks.step_schema import count_oracle_steps, gui_only
+from sciagent_gym.tasks.steps import run_steps
+from sciagent_gym.tools.discovery import add_tools_root, remove_tools_root
+
+FIXTURE_TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
+SUM_SPEC = json.loads((FIXTURE_TOOLS / "task_specs/faketool/sum-numbers.json").read_text())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fixture_tools():
+    add_tools_root(FIXTURE_TOOLS)
+    yield
+    remove_tools_root(FIXTURE_TOOLS)
+
+
+class Recorder(gym.Wrapper):
+    """Keeps the actions that reach ``step()``: what a demonstration records."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.sent: list = []
+
+    def step(self, action):
+        self.sent.append(action)
+        return self.env.step(action)
+
+    @property
+    def provider(self):
+        return self.env.provider
+
+    @property
+    def task(self):
+        return self.env.task
+
+
+@pytest.fixture
+def env():
+    made = Recorder(SciGUIEnv("faketool", provider="fake", screen_size=(400, 300)))
+    yield made
+    made.close()
+
+
+def _spec(**changes):
+    data = copy.deepcopy(SUM_SPEC)
+    data.update(changes)
+    return parse_spec(data, "test.json")
+
+
+@pytest.mark.parametrize(("steps", "cli", "expected"), [
+    (["pyautogui.click(1, 2)", {"await_window": "x"}, "DONE"], False, True),
+    ([{"in_window": "Dialog", "do": ["pyautogui.click(1, 2)"]}, "DONE"], False, True),
+    ([{"read": {"pattern": "[0-9]+"}, "answer": "{output}"}, "DONE"], False, True),
+    ([{"script": "quit"}, "DONE"], False, False),
+    ([{"script": "print 1", "answer": "{output}"}, "DONE"], False, False),
+    ([{"run": "ls"}, "DONE"], False, False),
+    ([{"run": "ls"}, "DONE"], True, True),
+    (['run("ls")', "DONE"], False, False),
+    ([{"action": {"type": "run", "command": "ls"}}, "DONE"], False, False),
+    ([{"toggle": "t", "then": [{"script": "x"}]}, "DONE"], False, False),
+    ([{"toggle": "t", "then": ["pyautogui.press('a')"]}, "DONE"], False, True),
+])
+def test_gui_only_accepts_step_actions_and_refuses_the_channel(steps, cli, expected):
+    assert gui_only(steps, allow_cli=cli) is expected
+
+
+def test_step_count_counts_step_calls_not_waits():
+    steps = [{"await_window": "a"}, "pyautogui.click(1, 2)",
+             {"in_window": "b", "do": ["pyautogui.click(1, 2)", "pyautogui.press('enter')"]},
+             {"read": {"pattern": "x"}, "answer": "{output}"},
+             {"action": {"type": "done"}}]
+    assert count_oracle_steps(steps) == 5
+
+
+def test_the_spec_field_is_validated_and_falls_back_to_a_gui_only_oracle():
+    own = ["pyautogui.click(5, 5)", 'answer("{gold.numbers.sum}")', "DONE"]
+    assert _spec(gui_oracle=own).gui_oracle == own
+    assert _spec().gui_oracle == SUM_SPEC["oracle"]  # an answer and DONE: GUI-only already
+    scripted = _spec(oracle=[{"script": "sum"}, "DONE"])
+    assert scripted.gui_oracle is None
+    with pytest.raises(TaskSpecError, match="gui_oracle.*no script"):
+        _spec(gui_oracle=[{"script": "sum"}, "DONE"])
+    with pytest.raises(TaskSpecError, match="gui_oracle.*DONE or FAIL"):
+        _spec(gui_oracle=["pyautogui.click(5, 5)"])
+    with pytest.raises(TaskSpecError, match=r"gui_oracle\[0\].read.pattern.*bad regex"):
+        _spec(gui_oracle=[{"read": {"pattern": "("}, "answer": "{output}"}, "DONE"])
+    with pytest.raises(TaskSpecError, match=r"gui_oracle\[0\]"):
+        _spec(gui_oracle=[{"in_window": "x", "do": [{"script": "y"}]}, "DONE"])
+
+
+def test_in_window_moves_clicks_to_the_window_found_on_screen(env):
+    env.reset(seed=0, options={"task": "faketool/sum-numbers"})
+    provider = env.provider
+    provider.open_window("Sum dialog")
+    win = next(w for w in provider.windows() if w.title == "Sum dialog")
+    taken = run_steps(env, [{"in_window": "^Sum dialog$",
+                             "do": ["pyautogui.click(10, 20)", "pyautogui.press('enter')",
+                                    "pyautogui.dragTo(30, 40)"]}])
+    assert taken == 3
+    click, press, drag = provider.executed[-3:]
+    assert click == A.Click(win.x + 10, win.y + 20)
+    assert press == A.Press("enter")
+    assert (drag.x, drag.y) == (win.x + 30, win.y + 40)
+    # what the trajectory records is the absolute action, as an agent would have sent it
+    assert env.sent[-3] == f"pyautogui.click({win.x + 10}, {win.y + 20})"
+
+
+def test_in_window_refuses_a_missing_window_and_a_click_off_screen(env):
+    env.reset(seed=0, options={"task": "faketool/sum-numbers"})
+    with pytest.raises(StepError, match="no window 'Nope'"):
+        run_steps(env, [{"in_window": "Nope", "do": ["pyautogui.click(1, 1)"]}])
+    with pytest.raises(StepError, match="falls off"):
+        run_steps(env, [{"in_window": "Fake Tool", "do": ["pyautogui.click(5000, 1)"]}])
+
+
+def test_read_answers_what_ocr_saw_in_the_region(env, monkeypatch):
+    env.reset(seed=0, options={"task": "faketool/sum-numbers"})
+    total = env.task.gold["numbers"]["sum"]
+    seen = []
+
+    def fake_ocr(rgb, psm=6, scale=2):
+        seen.append(rgb.shape)
+        return f"Result\nSum: {total}\n"
+
+    monkeypatch.setattr("sciagent_gym.evaluation.getters.ocr.ocr_region", fake_ocr)
+    run_steps(env, [{"read": {"region": [10, 20, 50, 30], "pattern": r"Sum:\s*(\d+)"},
+                     "answer": "{output}"}])
+    assert seen == [(30, 50, 3)]
+    assert env.sent[-1] == {"type": "answer", "text": str(total)}
+    with pytest.raises(StepError, match="not on screen.*OCR saw"):
+        run_steps(env, [{"read": {"pattern": r"Mean:\s*(\d+)"}, "answer": "{output}"}])
+
+
+def test_oracle_steps_is_the_gui_oracle_step_count_and_reaches_info(env):
+    _, info = env.reset(seed=0, options={"task": "faketool/sum-numbers"})
+    assert env.task.oracle_steps == 2 == info["oracle_steps"]
+    taken = run_steps(env, env.task.steps("gui_oracle"))
+    assert taken == env.task.oracle_steps
+    assert env.unwrapped.evaluation is not None
+
+
+def test_the_steps_module_names_no_channel_in_gui_forms():
+    # the GUI forms read the screen and the window list only: nothing from the adapter
+    src = Path(steps_module.__file__).read_text()
+    for name in ("window_actions", "read_screen", "find_window"):
+        body = src.split(f"def {name}(", 1)[1].split("\ndef ", 1)[0]
+        assert "adapter" not in body and "run_script" not in body, name
+
+
+def test_the_cli_offers_every_rollout_policy():
+    from sciagent_gym.cli.main import RUN_POLICIES
+    from sciagent_gym.runs.rollout import POLICIES
+
+    assert RUN_POLICIES == POLICIES

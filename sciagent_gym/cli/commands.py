@@ -10,62 +10,6 @@ import sys
 from pathlib import Path
 
 
-def cmd_list(args: argparse.Namespace) -> int:
-    from sciagent_gym.tasks.spec import count_variants
-    from sciagent_gym.tools import discover, load_tool_specs
-
-    rows = []
-    for name, info in discover().items():
-        if args.tool and name != args.tool:
-            continue
-        specs = load_tool_specs(name)
-        rows.append({"env_id": info.env_id, "tool": name, "domain": info.domain,
-                     "tasks": [{"id": s.id, "title": s.title, "difficulty": s.difficulty,
-                                "modality": s.modality, "heldout": s.heldout,
-                                "max_steps": s.max_steps, "tags": list(s.tags),
-                                "param_combinations": count_variants(s),
-                                "seeded_data": bool(s.generate)}
-                               for s in specs.values()]})
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    if args.markdown:
-        print(envs_markdown(rows))
-        return 0
-    for row in rows:
-        print(f"{row['env_id']}  ({row['domain']}, {len(row['tasks'])} tasks)")
-        for t in row["tasks"]:
-            held = " [held out]" if t["heldout"] else ""
-            line = f"  {t['id']:<34} {t['difficulty']:<7} {t['modality']:<8} {t['title']}{held}"
-            if args.variants:
-                combos = t["param_combinations"]
-                count = "continuous" if combos is None else str(combos)
-                data = ", new data per seed" if t["seeded_data"] else ""
-                line = f"  {t['id']:<34} {t['difficulty']:<7} {count:>10} parameter " \
-                       f"combinations{data}"
-            print(line)
-    return 0
-
-
-def envs_markdown(rows: list[dict]) -> str:
-    """The README's table of envs, from the tool folders (``list --markdown``)."""
-    from sciagent_gym.deps import tool_packages
-    from sciagent_gym.tools import tool_info
-
-    lines = ["| env | program (Debian packages) | domain | tasks |", "|---|---|---|---|"]
-    for row in rows:
-        info = tool_info(row["tool"])
-        packages = tool_packages({"requires": [{"package": r.package} for r in info.requires],
-                                  "debian": info.extra.get("debian", [])})
-        installs = sorted({r.install for r in info.requires if r.install})
-        source = ", ".join(f"`{p}`" for p in packages) if packages else \
-            "not in Debian: " + ", ".join(f"`{i}`" for i in installs)
-        program = info.extra.get("program", info.display_name)
-        lines.append(f"| `{row['env_id']}` | {program} ({source}) | {row['domain']} | "
-                     f"{len(row['tasks'])} |")
-    return "\n".join(lines)
-
-
 def cmd_doctor(args: argparse.Namespace) -> int:
     from sciagent_gym.cli.doctor import format_checks, run_checks
 

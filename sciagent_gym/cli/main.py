@@ -7,7 +7,7 @@ import os
 import sys
 
 from sciagent_gym import __version__
-from sciagent_gym.cli import commands
+from sciagent_gym.cli import commands, listing
 
 #: sciagent_gym.runs.rollout.POLICIES, named here so that parsing imports no Gymnasium.
 RUN_POLICIES = ("random", "oracle", "gui-oracle", "noop", "vlm")
@@ -22,10 +22,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tool", help="only this tool (e.g. imagej)")
     p.add_argument("--markdown", action="store_true",
                    help="the README's table of envs (a row per tool)")
+    p.add_argument("--tasks", action="store_true",
+                   help="with --markdown: the README's task tables (a table per tool, with "
+                        "each GUI oracle's step count)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--variants", action="store_true",
                    help="count the parameter combinations of every task")
-    p.set_defaults(func=commands.cmd_list)
+    p.set_defaults(func=listing.cmd_list)
 
     p = sub.add_parser("run", help="run episodes of a baseline policy")
     p.add_argument("--env", required=True, help="env id, e.g. SciGUI-ImageJ-v0")

@@ -3,6 +3,9 @@
 Metrics (MatToolBench's, per task, tool and domain):
 - Score: mean partial credit; SR: fraction of episodes where every criterion passed;
 - Steps: mean steps; Steps*: mean steps over successful episodes only (undefined when none);
+- Opt: the GUI oracle's step count on those same successful variants (the reference step
+  count; ``info["oracle_steps"]``), and Steps*/Opt: the mean over successful episodes of steps
+  over the oracle's steps (1.0: as short as the demonstration; undefined without a GUI oracle);
 - FTR: among episodes the agent ended itself (DONE/FAIL), the fraction that did not succeed;
 - VOID: fraction of episodes that exhausted the step budget;
 - Crash: fraction of episodes ended by the program exiting (neither the agent nor the budget);
@@ -82,7 +85,8 @@ def rescore(run_dir: str | Path) -> list[Rescored]:
     return out
 
 
-METRICS = ("episodes", "score", "sr", "steps", "steps_star", "ftr", "void", "crash")
+METRICS = ("episodes", "score", "sr", "steps", "steps_star", "steps_opt", "step_ratio", "ftr",
+           "void", "crash")
 LEVELS = ("task", "tool", "domain", "modality")
 
 
@@ -94,9 +98,32 @@ def _end(row: dict[str, Any]) -> str:
     return "budget" if row.get("truncated") else "agent" if row.get("terminated") else "budget"
 
 
+_SPECS: dict[str, Any] = {}
+
+
+def oracle_steps(row: dict[str, Any]) -> int | None:
+    """The GUI oracle's step count for an episode's variant: as recorded, or (runs recorded
+    before it was) computed from the task's spec; None when the task has no GUI oracle."""
+    if row.get("oracle_steps") is not None:
+        return int(row["oracle_steps"])
+    tool = row["task_id"].split("/", 1)[0]
+    if tool not in _SPECS:
+        try:
+            _SPECS[tool] = load_tool_specs(tool)
+        except Exception:  # a tool no longer installed: no reference
+            _SPECS[tool] = {}
+    spec = _SPECS[tool].get(row["task_id"])
+    if spec is None or spec.gui_oracle is None:
+        return None
+    return Task(spec, int(row["variant"]), {}, row.get("paths") or
+                {"home": "~", "work": "~/work", "tmp": "/tmp"}).oracle_steps
+
+
 def _metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
     n = len(rows)
     succ = [r for r in rows if r["success"]]
+    refs = [(r["steps"], oracle_steps(r)) for r in succ]
+    refs = [(steps, ref) for steps, ref in refs if ref]
     ends = [_end(r) for r in rows]
     ended = [r for r, e in zip(rows, ends, strict=True) if e in ("agent", "script")]
     return {
@@ -105,6 +132,8 @@ def _metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
         "sr": len(succ) / n,
         "steps": sum(r["steps"] for r in rows) / n,
         "steps_star": sum(r["steps"] for r in succ) / len(succ) if succ else math.nan,
+        "steps_opt": sum(ref for _, ref in refs) / len(refs) if refs else math.nan,
+        "step_ratio": sum(s / ref for s, ref in refs) / len(refs) if refs else math.nan,
         "ftr": sum(not r["success"] for r in ended) / len(ended) if ended else math.nan,
         "void": ends.count("budget") / n,
         "crash": ends.count("crash") / n,
@@ -144,19 +173,16 @@ def _fmt(value: float, pct: bool = False) -> str:
 
 def format_table(metrics: dict[str, Any]) -> str:
     header = f"{'':<34} {'n':>4} {'Score':>6} {'SR':>5} {'Steps':>6} {'Steps*':>7} " \
-             f"{'FTR':>5} {'VOID':>5} {'Crash':>5}"
+             f"{'Opt':>6} {'*/Opt':>6} {'FTR':>5} {'VOID':>5} {'Crash':>5}"
     lines = [header]
-    for level in LEVELS:
-        for name, m in metrics[level].items():
-            lines.append(f"{level + ' ' + name:<34} {m['episodes']:>4} {_fmt(m['score']):>6} "
-                         f"{_fmt(m['sr'], True):>5} {_fmt(m['steps']):>6} "
-                         f"{_fmt(m['steps_star']):>7} {_fmt(m['ftr'], True):>5} "
-                         f"{_fmt(m['void'], True):>5} {_fmt(m['crash'], True):>5}")
+    rows = [(f"{level} {name}", m) for level in LEVELS for name, m in metrics[level].items()]
     if metrics["domain_macro"]:
-        m = metrics["domain_macro"]
-        lines.append(f"{'domain-macro average':<34} {'':>4} {_fmt(m['score']):>6} "
+        rows.append(("domain-macro average", metrics["domain_macro"]))
+    for label, m in rows:
+        lines.append(f"{label:<34} {m.get('episodes', ''):>4} {_fmt(m['score']):>6} "
                      f"{_fmt(m['sr'], True):>5} {_fmt(m['steps']):>6} "
-                     f"{_fmt(m['steps_star']):>7} {_fmt(m['ftr'], True):>5} "
+                     f"{_fmt(m['steps_star']):>7} {_fmt(m['steps_opt']):>6} "
+                     f"{_fmt(m['step_ratio']):>6} {_fmt(m['ftr'], True):>5} "
                      f"{_fmt(m['void'], True):>5} {_fmt(m['crash'], True):>5}")
     return "\n".join(lines)
 

@@ -69,6 +69,7 @@ class EpisodeResult:
     paths: dict[str, str] = field(default_factory=dict)
     agent: dict[str, Any] = field(default_factory=dict)  # a model agent's usage
     modality: str = ""  # what the agent could use: gui, gui+cli or code
+    oracle_steps: int | None = None  # the GUI oracle's step count on this variant (Steps* ref)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -242,7 +243,7 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
         directory=str(out_dir) if out_dir else None, split=info_split(base),
         paths=dict(base.provider.paths),
         agent=agent.usage.to_dict() if policy == "vlm" else {},
-        modality=base.modality,
+        modality=base.modality, oracle_steps=base.task.oracle_steps,
     )
     if out_dir is not None:
         (out_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2,

@@ -204,11 +204,24 @@ class Task:
     @property
     def oracle_steps(self) -> int | None:
         """The GUI oracle's ``step()`` count for this variant (the reference for Steps*), or
-        None when the task has no GUI oracle. Needs only the sampled params, unless a toggle's
-        start depends on a generated gold value (then stage first)."""
-        if self.spec.gui_oracle is None:
+        None when the task has no GUI oracle. Counted from the steps' structure with only the
+        toggles resolved, so it needs no staging unless a toggle's start is a gold value."""
+        raw = self.spec.gui_oracle
+        if raw is None:
             return None
-        return count_oracle_steps(self.steps("gui_oracle"))
+        changes = {t.name: t.positive for t in self.toggles} if self.spec.toggles else {}
+
+        def expand(steps: list[Any]) -> list[Any]:
+            out: list[Any] = []
+            for step in steps:
+                if isinstance(step, dict) and "toggle" in step:
+                    name = resolve(step["toggle"], self.context)
+                    out += expand(step["then"]) if changes[name] else []
+                else:
+                    out.append(step)
+            return out
+
+        return count_oracle_steps(expand(raw))
 
     @property
     def setup_script(self) -> str:

@@ -172,3 +172,17 @@ def test_the_cli_offers_every_rollout_policy():
     from sciagent_gym.runs.rollout import POLICIES
 
     assert RUN_POLICIES == POLICIES
+
+
+def test_list_gives_each_task_its_gui_oracle_step_range(capsys):
+    from sciagent_gym.cli.main import main
+
+    assert main(["list", "--json", "--tool", "ds9"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    tasks = {t["id"]: t for t in row["tasks"]}
+    assert tasks["ds9/toggle-grid"]["oracle_steps"] == {"min": 1, "median": 1, "max": 3}
+    assert tasks["ds9/colormap-scale-gui"]["oracle_steps"]["max"] == 5
+    assert main(["list", "--markdown", "--tasks", "--tool", "ds9"]) == 0
+    table = capsys.readouterr().out
+    assert "| `ds9/toggle-grid` | easy | gui | 10 | 1-3 |" in table
+    assert "| `ds9/missing-extension` | " in table and "FAIL is right" in table

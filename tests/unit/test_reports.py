@@ -106,3 +106,28 @@ def test_runs_are_compared_side_by_side_not_pooled(tmp_path):
         {"oracle", "random"}
     plot_comparison(compared, tmp_path / "c.png")
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_steps_star_against_the_gui_oracle_reference():
+    """Opt is the GUI oracle's step count on the successful variants; */Opt the mean ratio.
+    Recorded counts are used as they are; a run recorded without them gets them from the spec
+    (ds9/toggle-grid: 1 step when the grid already is as asked, else 3)."""
+    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.tools import load_tool_specs
+
+    results = [_r("imagej/a", 1.0, True, 8, oracle_steps=4),
+               _r("imagej/a", 1.0, True, 6, oracle_steps=6),
+               _r("imagej/a", 0.0, False, 50, oracle_steps=4)]   # failures do not count
+    a = episode_metrics(results)["task"]["imagej/a"]
+    assert a["steps_star"] == 7 and a["steps_opt"] == 5
+    assert math.isclose(a["step_ratio"], (8 / 4 + 6 / 6) / 2)
+    spec = load_tool_specs("ds9")["ds9/toggle-grid"]
+    paths = {"home": "~", "work": "~/work", "tmp": "/tmp"}
+    counts = {v: Task(spec, v, {}, paths).oracle_steps for v in range(12)}
+    assert set(counts.values()) == {1, 3}
+    old = [_r("ds9/toggle-grid", 1.0, True, 5, variant=v) for v in counts]
+    m = episode_metrics(old)["task"]["ds9/toggle-grid"]
+    assert math.isclose(m["steps_opt"], sum(counts.values()) / len(counts))
+    assert "*/Opt" in format_table(episode_metrics(results))
+    no_ref = episode_metrics([_r("imagej/b", 1.0, True, 3)])["task"]["imagej/b"]
+    assert math.isnan(no_ref["steps_opt"]) and math.isnan(no_ref["step_ratio"])

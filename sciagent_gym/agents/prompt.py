@@ -37,6 +37,12 @@ _SPECIAL = ("DONE", "FAIL", "WAIT")
 _TRANSIENT = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
+EXAMPLE_PROMPT = """\
+A worked example: the same task solved on another variant, on the same screen layout. Its
+values (numbers, names, places) differ from yours: follow the way, not the values.
+"""
+
+
 def parse_reply(text: str) -> str:
     """The action in a model's reply: a fenced code block, else a lone DONE/FAIL/WAIT line,
     else the whole text (which the env will then accept or reject with a reason)."""
@@ -120,10 +126,14 @@ class PromptAgent:
         self._turns: list[tuple[str, str]] = []
         self._instruction = ""
         self._screen = (0, 0)
+        self._example = ""
 
     # -- episode API (what rollouts call) ---------------------------------------------------
-    def reset(self, instruction: str, screen: tuple[int, int]) -> None:
+    def reset(self, instruction: str, screen: tuple[int, int], example: str = "") -> None:
+        """Start an episode. ``example``: a worked example shown before the first turn (a
+        demonstration of the same task on another variant, :meth:`Demo.as_text`)."""
         self._instruction, self._screen = instruction, screen
+        self._example = example
         self._turns = []
         self.usage = Usage()
 
@@ -140,6 +150,9 @@ class PromptAgent:
         width, height = self._screen
         msgs: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT.format(width=width, height=height)}]
+        if self._example:
+            msgs.append({"role": "user", "content": EXAMPLE_PROMPT + self._example})
+            msgs.append({"role": "assistant", "content": "Understood; I will solve my own task."})
         recent = self._turns[-self.history:] if self.history else []
         first = len(self._turns) - len(recent)
         for k, (old_image, reply) in enumerate(recent):

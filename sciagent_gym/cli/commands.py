@@ -53,7 +53,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             seed = args.seed + k
             ep_dir = out / f"ep{k:03d}-seed{seed}" if out else None
             res = run_episode(env, args.policy, seed, task=args.task, out_dir=ep_dir,
-                              max_steps=args.max_steps, agent=agent)
+                              max_steps=args.max_steps, agent=agent, demos=args.demos)
             results.append(res)
             passed = sum(c["passed"] for c in res.criteria)
             tqdm.write(f"episode {k} seed={seed} task={res.task_id} variant={res.variant} "
@@ -281,6 +281,39 @@ def cmd_replay(args: argparse.Namespace) -> int:
     else:
         print(f"{same}/{len(results)} episodes reach the recorded score again")
     return 0 if same == len(results) else 1
+
+
+def cmd_demos(args: argparse.Namespace) -> int:
+    """Record GUI oracle demonstrations; exit 1 if any failed to reach 1.0."""
+    from tqdm import tqdm
+
+    from sciagent_gym.runs.demos import record_demos
+
+    bar = tqdm(desc="demos", unit="ep", disable=args.quiet or not sys.stderr.isatty())
+
+    def progress(msg: str) -> None:
+        bar.set_postfix_str(msg)
+        bar.update()
+
+    demos = record_demos(args.tool, args.out, seeds=range(args.seed, args.seed + args.seeds),
+                         tasks=args.task, progress=progress, isolation=args.isolation,
+                         pool_size=0)
+    bar.close()
+    steps = sum(e.steps for e in demos.episodes)
+    print(f"{len(demos.episodes)} demonstrations ({steps} steps) of "
+          f"{len({e.task_id for e in demos.episodes})} tasks in {args.out}/")
+    if demos.skipped:
+        print(f"no GUI oracle yet: {', '.join(demos.skipped)}")
+    for f in demos.failed:
+        print(f"FAILED {f['task_id']} seed {f['seed']}: score {f['score']} {f['error'] or ''}")
+    if args.minari and demos.episodes:
+        from sciagent_gym.runs.minari_export import export_runs
+
+        dataset = export_runs([Path(args.out)], args.minari,
+                              root=Path(args.minari_root) if args.minari_root else None)
+        print(f"dataset {args.minari}: {dataset.total_episodes} episodes, "
+              f"{dataset.total_steps} steps")
+    return 1 if demos.failed else 0
 
 
 def cmd_export_minari(args: argparse.Namespace) -> int:

@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--api-key-env", default="SCIAGENT_VLM_API_KEY",
                    help="vlm: environment variable holding the API key (default "
                         "SCIAGENT_VLM_API_KEY, then OPENAI_API_KEY)")
+    p.add_argument("--demos", metavar="DIR",
+                   help="vlm: a directory of `sciagent-gym demos`; the prompt shows one "
+                        "demonstration of the same task (another variant) as a worked example")
     p.add_argument("--history", type=int, default=3,
                    help="vlm: earlier (screenshot, reply) pairs sent each turn")
     p.add_argument("--episodes", type=int, default=1)
@@ -100,6 +103,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", help="a run directory or one episode's directory")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=commands.cmd_replay)
+
+    p = sub.add_parser("demos", help="record GUI oracle demonstrations (trajectories, "
+                                      "screenshots, pyautogui actions) of a tool's tasks")
+    p.add_argument("--tool", required=True)
+    p.add_argument("--task", action="append", help="only these task ids (repeatable)")
+    p.add_argument("--seeds", type=int, default=3, help="demonstrations per task (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="first seed")
+    p.add_argument("--out", required=True, help="the demo directory (a run directory)")
+    p.add_argument("--minari", metavar="DATASET_ID",
+                   help="also write them as a Minari dataset, e.g. sciagent/ds9-demos-v0")
+    p.add_argument("--minari-root", help="datasets directory for --minari")
+    p.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=commands.cmd_demos)
 
     p = sub.add_parser("export-minari", help="write run directories as a Minari dataset")
     p.add_argument("run_dir", nargs="+")

@@ -70,6 +70,7 @@ class EpisodeResult:
     agent: dict[str, Any] = field(default_factory=dict)  # a model agent's usage
     modality: str = ""  # what the agent could use: gui, gui+cli or code
     oracle_steps: int | None = None  # the GUI oracle's step count on this variant (Steps* ref)
+    demo: str | None = None  # the demonstration a prompt agent was shown (its directory)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -162,12 +163,14 @@ def info_split(base) -> str:
 
 def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
                 out_dir: Path | None = None, max_steps: int | None = None,
-                agent=None) -> EpisodeResult:
+                agent=None, demos: str | Path | None = None) -> EpisodeResult:
     """One episode of ``policy`` on ``env`` (a made env), recorded into ``out_dir`` if given.
 
     ``policy="vlm"`` needs ``agent``, a :class:`sciagent_gym.agents.PromptAgent` (or anything
-    with its ``reset(instruction, screen)`` / ``act(obs, feedback) -> (action, reply)`` /
-    ``usage`` shape); its replies and usage are recorded with each step.
+    with its ``reset(instruction, screen, example)`` / ``act(obs, feedback) -> (action,
+    reply)`` / ``usage`` shape); its replies and usage are recorded with each step. With
+    ``demos`` (a directory of ``sciagent-gym demos``), the agent is shown one demonstration of
+    the same task on another variant as a worked example (none if the directory has none).
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
@@ -184,6 +187,7 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
     wrapped = _RecordingEnv(env, recorder)
     budget = min(max_steps or base.max_steps, base.max_steps)
     forced = False
+    demo_used = None
     try:
         if policy in SCRIPTED:
             # One step at a time, so that scripted steps (macros, shell commands, waits for a
@@ -202,7 +206,15 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
         elif policy == "noop":
             wrapped.step("DONE")
         elif policy == "vlm":
-            agent.reset(info["instruction"], (base.width, base.height))
+            example = ""
+            if demos is not None:
+                from sciagent_gym.runs.demos import find_demo
+
+                demo = find_demo(demos, base.task.id, not_variant=base.task.seed)
+                if demo is not None:
+                    example, demo_used = demo.as_text(), str(demo.directory)
+                    recorder.line({"demo": demo_used})
+            agent.reset(info["instruction"], (base.width, base.height), example=example)
             feedback = None
             for _ in range(budget):
                 action, reply = agent.act(obs, feedback)
@@ -243,7 +255,7 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
         directory=str(out_dir) if out_dir else None, split=info_split(base),
         paths=dict(base.provider.paths),
         agent=agent.usage.to_dict() if policy == "vlm" else {},
-        modality=base.modality, oracle_steps=base.task.oracle_steps,
+        modality=base.modality, oracle_steps=base.task.oracle_steps, demo=demo_used,
     )
     if out_dir is not None:
         (out_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2,

@@ -72,3 +72,16 @@ def test_client_errors_and_missing_settings_are_clear(model_server, monkeypatch)
     agent.reset("x", (60, 40))
     with pytest.raises(AgentError, match="ConnectionError"):
         agent.act(OBS)
+
+
+def test_a_worked_example_comes_before_the_turns_and_only_when_given(model_server):
+    server = model_server([(200, "DONE"), (200, "DONE")])
+    agent = PromptAgent(base_url=server.url, model="m", api_key="k")
+    agent.reset("Turn the grid on.", (60, 40), example="Instruction: Turn the grid off.\n1. DONE")
+    agent.act(OBS)
+    msgs = server.requests[-1]["messages"]
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
+    assert "worked example" in msgs[1]["content"] and "grid off" in msgs[1]["content"]
+    agent.reset("Turn the grid on.", (60, 40))
+    agent.act(OBS)
+    assert [m["role"] for m in server.requests[-1]["messages"]] == ["system", "user"]

@@ -61,3 +61,34 @@ class TargetActions(gym.ActionWrapper):
         if index < len(self._clicks):
             return list(self._clicks[index])
         return [A.Done()]
+
+    def encode(self, actions: Sequence) -> list[tuple[int, int]]:
+        """A demonstration in this action space: ``actions`` (recorded ``step()`` actions, in
+        any form the env accepts) as ``(target index, index of its first action)`` pairs, so
+        that a behaviour-cloning dataset pairs each decision with the frame seen before it.
+
+        Each target's clicks must appear in order, one action each; DONE maps to the last
+        index. Raises ValueError on an action no target explains (the demonstration does
+        something this action space cannot)."""
+        from sciagent_gym.actions.parse import parse_action
+
+        base = self.env.unwrapped
+        flat: list[tuple[A.Action, int]] = []
+        for i, raw in enumerate(actions):
+            flat += [(a, i) for a in parse_action(raw, (base.width, base.height))]
+        out, k = [], 0
+        while k < len(flat):
+            action, first = flat[k]
+            if isinstance(action, A.Done) and self.names[-1] == "DONE":
+                out.append((len(self.names) - 1, first))
+                k += 1
+                continue
+            for index, clicks in enumerate(self._clicks):
+                if [a for a, _ in flat[k:k + len(clicks)]] == clicks:
+                    out.append((index, first))
+                    k += len(clicks)
+                    break
+            else:
+                raise ValueError(f"action {k} ({action}) starts no target of "
+                                 f"{list(self.names)}")
+        return out

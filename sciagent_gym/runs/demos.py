@@ -8,8 +8,7 @@ episode, ``summary.json`` and ``demos.json``), so ``report``, ``replay`` and ``e
 read it as they read any run. A demonstration that does not reach 1.0 is not kept: its
 directory is removed and it is listed under ``failed``.
 
-``find_demo`` picks, for a prompt agent's worked example, a demonstration of the same task on
-another variant than the one being played.
+:mod:`sciagent_gym.runs.worked_examples` finds one again for a prompt agent's worked example.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from typing import Any
 
 import gymnasium as gym
 
-from sciagent_gym.runs.replay import episode_dirs, load_episode
 from sciagent_gym.runs.rollout import EpisodeResult, run_episode
 from sciagent_gym.tools import tool_info
 
@@ -96,44 +94,3 @@ def _write_manifests(demos: DemoSet) -> None:
                "mean_score": sum(e.score for e in demos.episodes) / n,
                "success_rate": sum(e.success for e in demos.episodes) / n}
     (demos.directory / "summary.json").write_text(json.dumps(summary, indent=2))
-
-
-@dataclass(frozen=True)
-class Demo:
-    """One recorded demonstration, as a prompt shows it: the instruction and the actions."""
-
-    task_id: str
-    variant: int
-    instruction: str
-    actions: list[Any]
-    directory: Path
-
-    def as_text(self) -> str:
-        """The worked example: the instruction, then each step() action in order."""
-        lines = [f"Instruction: {self.instruction}", "Actions, one per step:"]
-        lines += [f"{i}. {a if isinstance(a, str) else json.dumps(a)}"
-                  for i, a in enumerate(self.actions, 1)]
-        return "\n".join(lines)
-
-
-def load_demo(ep_dir: str | Path) -> Demo:
-    """A recorded episode as a :class:`Demo` (its ``step()`` actions, scripted waits left out)."""
-    ep_dir = Path(ep_dir)
-    result, lines = load_episode(ep_dir)
-    reset = next((x for x in lines if "reset" in x), {})
-    actions = [x["action"] for x in lines if "action" in x and "step" in x]
-    return Demo(result["task_id"], int(result["variant"]),
-                reset.get("reset", {}).get("instruction", ""), actions, ep_dir)
-
-
-def find_demo(demo_dir: str | Path, task_id: str, not_variant: int | None = None) -> Demo | None:
-    """A successful demonstration of ``task_id`` in ``demo_dir`` on another variant than
-    ``not_variant`` (a worked example must not be the answer to the episode at hand)."""
-    for ep in episode_dirs(Path(demo_dir)):
-        result, _ = load_episode(ep)
-        if result["task_id"] != task_id or not result.get("success"):
-            continue
-        if not_variant is not None and int(result["variant"]) == int(not_variant):
-            continue
-        return load_demo(ep)
-    return None

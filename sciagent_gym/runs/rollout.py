@@ -22,6 +22,7 @@ from PIL import Image
 from sciagent_gym.actions.human import action_to_dict
 from sciagent_gym.actions.space import ACTION_TYPES, from_space_sample
 from sciagent_gym.actions.validate import ACTION_CLASSES
+from sciagent_gym.runs.worked_examples import find_demo
 from sciagent_gym.tasks.steps import run_steps
 
 POLICIES = ("random", "oracle", "gui-oracle", "noop", "vlm")
@@ -208,8 +209,6 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
         elif policy == "vlm":
             example = ""
             if demos is not None:
-                from sciagent_gym.runs.demos import find_demo
-
                 demo = find_demo(demos, base.task.id, not_variant=base.task.seed)
                 if demo is not None:
                     example, demo_used = demo.as_text(), str(demo.directory)

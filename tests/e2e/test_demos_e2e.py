@@ -13,7 +13,7 @@ import pytest
 from helpers import requires
 
 from sciagent_gym.cli.main import main
-from sciagent_gym.runs.demos import find_demo, load_demo
+from sciagent_gym.runs.worked_examples import find_demo, load_demo
 
 pytestmark = [requires(tool="ds9"), pytest.mark.timeout(600)]
 TASKS = ("ds9/toggle-grid", "ds9/colormap-scale-gui")

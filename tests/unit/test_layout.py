@@ -186,3 +186,21 @@ def test_readme_env_table_is_the_generated_one():
     table = readme[start:readme.index("\n\n", start)]
     assert table == out.getvalue().strip()
     assert all(f"`{info.env_id}`" in table for info in discover().values())
+
+
+def test_readme_task_tables_are_the_generated_ones():
+    """The README's task tables (with each GUI oracle's step count) are `sciagent-gym list
+    --markdown --tasks`, between their markers."""
+    import contextlib
+    import io
+
+    from sciagent_gym.cli.main import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["list", "--markdown", "--tasks"]) == 0
+    readme = (ROOT / "README.md").read_text()
+    start_marker = "<!-- generated: sciagent-gym list --markdown --tasks -->\n"
+    end_marker = "\n<!-- end generated -->"
+    start = readme.index(start_marker) + len(start_marker)
+    assert readme[start:readme.index(end_marker, start)] == out.getvalue().strip()

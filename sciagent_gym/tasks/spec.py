@@ -54,7 +54,11 @@ from its target: oracles of state-control tasks) or
 {"await_window": "<title regex>", "focused": bool, "gone": bool, "timeout": s}: watch the screen,
 without acting, until a window with that title is open (and focused) or, with ``gone``, closed.
 GUI oracles use it where an agent would look before typing, so that a slow program never
-receives keys meant for a dialog that has not appeared yet.
+receives keys meant for a dialog that has not appeared yet. It proves the window is active, not
+which field has the focus: a key or click that moves the focus (Tab, a click on a field) ends
+its step, and the keys for the next field go in the next step. Keys of one step are sent at once
+with one timestamp, and Java's type-ahead lets those sent with a focus change land in the field
+that is losing the focus (ImageJ's set-scale flaked under load that way).
 {"in_window": "<title regex>", "do": [action, ...]}: the actions' coordinates are relative to
 that window's top-left corner (found in the window list, as an agent finds it on screen), so a
 dialog that opens somewhere else still gets its clicks; they reach ``step()`` as absolute actions.

@@ -29,6 +29,12 @@ PIXEL_ARCSEC = 0.5
 PSF_SIGMA = 1.6
 BACKGROUND = 100.0
 NOISE = 4.0
+# Where DS9, as the adapter launches it (-geometry +0+0, a 1000x480 canvas, zoom 1, the image
+# centred), draws image pixel (x, y) on the screen: (SCREEN_ORIGIN[0] + x, SCREEN_ORIGIN[1] - y),
+# once the pointer has been over the image (the info panel then grows by one pixel row). Gold
+# "screen_x"/"screen_y" say where a source is, for GUI oracles that point at it as an agent
+# who sees it would; they are positions, never answers.
+SCREEN_ORIGIN = (300, 666)
 
 
 # --- FITS ----------------------------------------------------------------------------------
@@ -328,6 +334,7 @@ def field(work_dir: Path, rng: np.random.Generator, path: str = "field.fits",
         ra, dec = wcs.pix2world(st["x"], st["y"])
         out_stars.append({"x": st["x"], "y": st["y"], "ra": float(ra), "dec": float(dec),
                           "amp": st["amp"], "peak": peak, "peak_x": px, "peak_y": py,
+                          "screen_x": SCREEN_ORIGIN[0] + px, "screen_y": SCREEN_ORIGIN[1] - py,
                           "target": st["target"]})
     by_peak = sorted(out_stars, key=lambda s: -s["peak"])
     g_peak, g_px, g_py = _peak_near(img, gx, gy)
@@ -339,6 +346,7 @@ def field(work_dir: Path, rng: np.random.Generator, path: str = "field.fits",
         "bright": by_peak[0], "second": by_peak[1], "faintest": by_peak[-1],
         "galaxy": {"x": gx, "y": gy, "ra": float(g_ra), "dec": float(g_dec), "peak": g_peak,
                    "peak_x": g_px, "peak_y": g_py, "pa": g_pa,
+                   "screen_x": SCREEN_ORIGIN[0] + g_px, "screen_y": SCREEN_ORIGIN[1] - g_py,
                    "x_shifted": gx + 3.0},  # a crop 3 pixels off, for a negative
         "max": float(img.max()), "min": float(img.min()), "median": float(np.median(img)),
         "centre_value": float(img[ny // 2 - 1, nx // 2 - 1]),

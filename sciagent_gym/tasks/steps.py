@@ -80,7 +80,8 @@ def find_window(provider, title: str):
 
 def window_actions(provider, title: str, actions: list[Any]) -> list[str]:
     """``actions`` with their coordinates moved from the window's frame to the screen, as
-    pyautogui strings (what an agent that found the window on screen would send)."""
+    pyautogui strings (what an agent that found the window on screen would send); an entry of
+    several calls stays one step, as it would outside ``in_window``."""
     from dataclasses import fields, replace
 
     from sciagent_gym.actions.parse import parse_action
@@ -91,6 +92,7 @@ def window_actions(provider, title: str, actions: list[Any]) -> list[str]:
     out = []
     for raw in actions:
         raw = raw["action"] if isinstance(raw, dict) and "action" in raw else raw
+        calls = []
         # parsed against a huge screen: relative coordinates are checked once made absolute
         for action in parse_action(raw, (1 << 15, 1 << 15)):
             names = {f.name for f in fields(action)}
@@ -104,7 +106,8 @@ def window_actions(provider, title: str, actions: list[Any]) -> list[str]:
             if not (0 <= x < size[0] and 0 <= y < size[1]):
                 raise StepError(f"{raw!r} in window {win.title!r} at ({win.x}, {win.y}) falls "
                                 f"off the {size[0]}x{size[1]} screen")
-            out.append(action_to_pyautogui(action))
+            calls.append(action_to_pyautogui(action))
+        out.append("\n".join(calls))
     return out
 
 

@@ -123,6 +123,10 @@ def test_in_window_moves_clicks_to_the_window_found_on_screen(env):
     assert (drag.x, drag.y) == (win.x + 30, win.y + 40)
     # what the trajectory records is the absolute action, as an agent would have sent it
     assert env.sent[-3] == f"pyautogui.click({win.x + 10}, {win.y + 20})"
+    # several calls in one entry stay one step, as they would outside in_window
+    assert run_steps(env, [{"in_window": "^Sum dialog$",
+                            "do": ["pyautogui.click(1, 2)\npyautogui.write('7')"]}]) == 1
+    assert provider.executed[-2] == A.Click(win.x + 1, win.y + 2)
 
 
 def test_in_window_refuses_a_missing_window_and_a_click_off_screen(env):

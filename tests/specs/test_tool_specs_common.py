@@ -20,9 +20,11 @@ from sciagent_gym.tools import discover, load_adapter, load_tool_specs
 TOOLS = sorted(discover())
 SPECS = {tool: load_tool_specs(tool) for tool in TOOLS}
 ALL = [(tool, spec_id) for tool in TOOLS for spec_id in sorted(SPECS[tool])]
-# Tools with a task solved by mouse and keyboard alone (ImageJ's is withdrawn, see README;
-# QuPath's oracles cannot run on these machines).
-GUI_ORACLE_TOOLS = ("ds9", "praat", "pymol", "qgis")
+# QuPath cannot start on these machines (neither Debian nor PyPI ship it): a GUI oracle that
+# was never played would be a stub, so its tasks keep only their scripted oracles for now.
+NO_GUI_ORACLES_YET = {"qupath": "QuPath cannot start on these machines"}
+GUI_ORACLE_TOOLS = tuple(t for t in TOOLS if t not in NO_GUI_ORACLES_YET)
+PLACEHOLDER_PATHS = {"home": "~", "work": "~/work", "tmp": "/tmp"}
 
 
 def _flat(steps):
@@ -44,13 +46,27 @@ def test_tool_has_ten_tasks_spread_over_difficulties_and_an_infeasible_one(tool)
         assert spec.tool == tool and Path(spec.source).stem == spec.slug
 
 
-@pytest.mark.parametrize("tool", GUI_ORACLE_TOOLS)
-def test_a_gui_oracle_waits_for_its_windows(tool):
-    gui = [s for s in SPECS[tool].values() if s.gui_oracle is not None and not s.infeasible]
-    assert gui, f"{tool}: no task has a GUI oracle"
-    for spec in gui:
-        assert any(isinstance(step, dict) and "await_window" in step
-                   for step in spec.gui_oracle), spec.id
+@pytest.mark.parametrize(("tool", "spec_id"), [x for x in ALL if x[0] in GUI_ORACLE_TOOLS])
+def test_every_task_has_a_gui_oracle_that_waits_fits_and_types_no_gold(tool, spec_id):
+    """The GUI oracle exists, waits for a window before acting (a feasible task), fits the
+    step budget on every sampled variant, and never types or answers a gold value: gold may
+    only place a click on something the agent sees; values it answers are read off the screen.
+    """
+    spec = SPECS[tool][spec_id]
+    assert spec.gui_oracle is not None, f"{spec_id} has no GUI oracle"
+    if spec.infeasible:
+        return
+    assert any(isinstance(step, dict) and "await_window" in step for step in spec.gui_oracle)
+    counts = {Task(spec, v, {}, PLACEHOLDER_PATHS).oracle_steps for v in range(64)}
+    assert max(counts) <= spec.max_steps, (counts, spec.max_steps)
+    for step in _flat(spec.gui_oracle):
+        texts = step.get("do", []) if isinstance(step, dict) and "in_window" in step else [
+            step.get("answer", "") if isinstance(step, dict) else step]
+        for text in texts:
+            text = json.dumps(text) if not isinstance(text, str) else text
+            if "gold" in text:
+                assert not re.search(r"write\(|typewrite\(|answer\(|\"answer\"|press\(", text), \
+                    f"{spec_id}: a gold value is typed or answered: {text}"
 
 
 @pytest.mark.parametrize(("tool", "spec_id"), ALL)

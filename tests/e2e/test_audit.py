@@ -91,10 +91,11 @@ class _ToolAudit:
             assert "F1=" in table and all(task_id in table for task_id in SPECS[tool])
             data = report.to_dict()
             assert data["passed"] == report.passed
-            # success is right for every oracle, and for the no-op and DONE "cheat" of a
-            # state-control variant that asks for nothing to change
+            # success is right for every oracle and GUI oracle, and for the no-op and DONE
+            # "cheat" of a state-control variant that asks for nothing to change
             idle = sum(c.noop_correct for c in report.cases if c.case == "noop" or c.is_cheat)
-            assert data["counts"]["tp"] == len(SPECS[tool]) * len(seeds) + idle
+            oracles = sum(1 + (s.explicit_gui_oracle is not None) for s in SPECS[tool].values())
+            assert data["counts"]["tp"] == oracles * len(seeds) + idle
 
 
 for _tool in TOOLS:

@@ -199,7 +199,7 @@ class QemuVM:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
-    def start(self, timeout: float = 60.0) -> QemuVM:
+    def start(self, timeout: float = 180.0) -> QemuVM:
         """Create the overlay, start QEMU, connect QMP; for ``incoming``, wait and resume."""
         if self._res.proc is not None:
             return self

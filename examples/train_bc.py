@@ -42,6 +42,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+from train_ppo import evaluate  # the sibling example's held-out evaluation
 
 import sciagent_gym  # noqa: F401  (registers SciGUI-* ids)
 from sciagent_gym.runs.demos import record_demos
@@ -126,22 +127,6 @@ def clone(model, obs: dict[str, np.ndarray], ops: np.ndarray, epochs: int, seed:
         losses.append(total / len(ops))
     policy.set_training_mode(False)
     return losses
-
-
-def evaluate(env: gym.Env, policy, episodes: int, first_seed: int
-             ) -> tuple[list[bool], list[bool]]:
-    """Success of ``policy(obs) -> op`` on variants ``first_seed ...`` of ``env``'s split,
-    and whether each variant's right answer was to do nothing (what always-DONE wins)."""
-    out, idle = [], []
-    for i in range(episodes):
-        obs, _ = env.reset(seed=first_seed + i)
-        idle.append(env.unwrapped.task.noop_correct)
-        terminated = truncated = False
-        info: dict = {}
-        while not (terminated or truncated):
-            obs, _, terminated, truncated, info = env.step(policy(obs))
-        out.append(bool(info.get("evaluation", {}).get("success", False)))
-    return out, idle
 
 
 def plot(path: Path, results: dict[str, dict], window: int = 30) -> None:

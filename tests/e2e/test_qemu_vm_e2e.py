@@ -97,7 +97,11 @@ def _check_isolation(vm: QemuVM, health: dict) -> None:
 @pytest.mark.timeout(900)
 def test_boot_snapshot_restore_and_clean_close(image, tmp_path):
     t0 = time.monotonic()
-    vm = QemuVM(image, workdir=tmp_path / "vms").start()
+    # deeper than a unix socket address holds (107 bytes), as pytest's folders became
+    # from its 100th session on: QEMU truncated the QMP path and start() timed out
+    workdir = tmp_path.joinpath(*["vms-in-a-deep-work-folder"] * 4)
+    assert len(str(workdir / "sciagent-qemu-12345678" / "qmp.sock")) > 108
+    vm = QemuVM(image, workdir=workdir).start()
     private = vm.directory
     assert private is not None and (private / "overlay.qcow2").is_file()
     try:

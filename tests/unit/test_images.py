@@ -336,7 +336,8 @@ def test_qemu_command_line(tmp_path):
     assert argv[argv.index("-m") + 1] == "1024"
     append = argv[argv.index("-append") + 1]
     assert "sciagent.screen=800x600" in append and "sciagent.token" not in append
-    assert f"unix:{tmp_path / 'qmp.sock'},server=on,wait=off" in argv
+    # relative to QEMU's cwd, the VM folder: a deep folder would overflow the socket address
+    assert "unix:qmp.sock,server=on,wait=off" in argv
     assert "-incoming" not in argv
     assert " ".join(vm.command("kvm")).count("-accel kvm -cpu host") == 1
     vm.close()
@@ -397,7 +398,11 @@ class FakeQMPServer:
 
     def __init__(self, path: Path) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(str(path))
+        fd = os.open(path.parent, os.O_PATH)  # like QEMU in its cwd: any depth binds
+        try:
+            self.sock.bind(f"/proc/self/fd/{fd}/{path.name}")
+        finally:
+            os.close(fd)
         self.sock.listen(1)
         self.received: list[dict] = []
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -449,6 +454,23 @@ def test_qmp_client_skips_events_and_raises_errors(tmp_path):
             client.execute("nope")
         assert server.received[0]["execute"] == "qmp_capabilities"
         assert server.received[1]["id"] != server.received[2]["id"]
+    finally:
+        client.close()
+        server.close()
+
+
+def test_qmp_client_reaches_a_socket_deeper_than_a_socket_address_holds(tmp_path):
+    deep = tmp_path.joinpath(*["a-rather-long-folder-name"] * 5)
+    deep.mkdir(parents=True)
+    path = deep / "qmp.sock"
+    assert len(str(path)) > 108
+    with pytest.raises(OSError):  # what the client did before: the kernel refuses the path
+        socket.socket(socket.AF_UNIX).connect(str(path))
+    server = FakeQMPServer(path)
+    client = QMPClient(path, timeout=5)
+    try:
+        assert client.connect()["QMP"]["version"]["qemu"]["major"] == 7
+        assert client.execute("query-status")["running"] is True
     finally:
         client.close()
         server.close()

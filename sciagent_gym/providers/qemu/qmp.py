@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 from collections import deque
 from collections.abc import Mapping
@@ -27,7 +28,7 @@ class QMPClient:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(self.timeout)
         try:
-            sock.connect(self.path)
+            connect_unix(sock, self.path)
         except OSError:
             sock.close()
             raise
@@ -79,3 +80,21 @@ class QMPClient:
                 except OSError:
                     pass
         self._sock = self._file = None
+
+
+# A unix socket address holds 107 bytes; pytest's and users' work folders can be deeper.
+_SUN_PATH_MAX = 107
+
+
+def connect_unix(sock: socket.socket, path: str) -> None:
+    """Connect ``sock`` to ``path``, through a short /proc/self/fd alias of its folder when
+    the full path does not fit a socket address (the kernel would refuse or truncate it)."""
+    if len(os.fsencode(path)) <= _SUN_PATH_MAX:
+        sock.connect(path)
+        return
+    folder, name = os.path.split(path)
+    fd = os.open(folder or ".", os.O_PATH | os.O_DIRECTORY)
+    try:
+        sock.connect(f"/proc/self/fd/{fd}/{name}")
+    finally:
+        os.close(fd)

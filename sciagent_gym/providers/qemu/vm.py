@@ -248,7 +248,8 @@ class QemuVM:
             (d / stale).unlink(missing_ok=True)
         argv = self.command(accel)
         with open(d / "qemu.log", "wb") as errlog:
-            self._res.proc = processes.spawn(argv, stdout=errlog.fileno(),
+            # cwd=d: the QMP socket is named relative to it (see command()).
+            self._res.proc = processes.spawn(argv, cwd=str(d), stdout=errlog.fileno(),
                                              stderr=errlog.fileno())
         qmp = QMPClient(d / "qmp.sock")
         deadline = time.monotonic() + timeout
@@ -287,7 +288,9 @@ class QemuVM:
                 "-fw_cfg", f"name={TOKEN_FW_CFG},file={d / 'token'}",
                 "-device", "virtio-rng-pci",
                 "-display", "none",
-                "-qmp", f"unix:{d / 'qmp.sock'},server=on,wait=off",
+                # Relative to QEMU's cwd (d): a unix socket address holds 107 bytes and
+                # QEMU silently truncates a longer one, so a deep workdir lost the socket.
+                "-qmp", "unix:qmp.sock,server=on,wait=off",
                 "-serial", f"file:{d / 'serial.log'}"]
         if self.incoming is not None:
             argv += ["-incoming", f"exec:cat {shlex.quote(str(self.incoming.resolve()))}"]

@@ -62,10 +62,13 @@ that is losing the focus (ImageJ's set-scale flaked under load that way).
 {"in_window": "<title regex>", "do": [action, ...]}: the actions' coordinates are relative to
 that window's top-left corner (found in the window list, as an agent finds it on screen), so a
 dialog that opens somewhere else still gets its clicks; they reach ``step()`` as absolute actions.
-{"read": {"region": [x, y, w, h], "window": "<title regex>", "pattern": "<regex>", "psm": n},
-"answer": "<text with {output}>"}: read text off the settled screen with OCR (the region is
-relative to the window when one is named), take the pattern's first group (or whole match) and
-give the answer: how a GUI oracle answers with a value it saw, never with the gold.
+{"read": {"region": [x, y, w, h], "window": "<title regex>", "pattern": "<regex>", "psm": n,
+"number": true}, "answer": "<text with {output}>"}: read text off the settled screen with OCR
+(the region is relative to the window when one is named), take the pattern's first group (or
+whole match) and give the answer: how a GUI oracle answers with a value it saw, never with the
+gold. With ``number`` the text is read as one number (a decimal comma as a point). Capture only
+the digits the tolerance needs, ``([0-9]+[.,][0-9]{{1,3}})`` (braces doubled, as in any
+template): OCR misreads long runs of digits.
 """
 
 from __future__ import annotations

@@ -51,11 +51,13 @@ def _check_steps(steps: Any, source: str, where: str, toggles: frozenset[str] = 
         if isinstance(step, dict) and "read" in step:
             read = step["read"]
             _require(set(step) == {"read", "answer"} and isinstance(read, dict)
-                     and not set(read) - {"region", "window", "pattern", "psm", "scale"}
+                     and not set(read) - {"region", "window", "pattern", "psm", "scale",
+                                          "number"}
                      and isinstance(read.get("pattern"), str)
+                     and isinstance(read.get("number", False), bool)
                      and isinstance(step["answer"], str) and "{output}" in step["answer"],
                      source, f"{where}[{i}]", "a read step is {read: {pattern, region, window, "
-                     "psm, scale}, answer: '<text with {output}>'}")
+                     "psm, scale, number}, answer: '<text with {output}>'}")
             region = read.get("region")
             _require(region is None or (isinstance(region, list) and len(region) == 4),
                      source, f"{where}[{i}].read.region", "must be [x, y, w, h]")

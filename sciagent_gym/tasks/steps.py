@@ -112,9 +112,11 @@ def window_actions(provider, title: str, actions: list[Any]) -> list[str]:
 
 
 def read_screen(provider, pattern: str, region: list[int] | None = None,
-                window: str | None = None, psm: int = 6, scale: float = 2) -> str:
+                window: str | None = None, psm: int = 6, scale: float = 2,
+                number: bool = False) -> str:
     """OCR the settled screen (``region`` [x, y, w, h], relative to ``window`` when named) and
-    return the first group of ``pattern`` (or its whole match)."""
+    return the first group of ``pattern`` (or its whole match); with ``number``, read as one
+    number (see :func:`as_number`)."""
     from sciagent_gym.evaluation.getters.ocr import ocr_region
     from sciagent_gym.evaluation.getters.pixels import crop
 
@@ -127,7 +129,22 @@ def read_screen(provider, pattern: str, region: list[int] | None = None,
     found = re.search(pattern, text)
     if found is None:
         raise StepError(f"read: {pattern!r} not on screen in {region}; OCR saw {text!r}")
-    return (found.group(1) if found.groups() else found.group(0)).strip()
+    output = (found.group(1) if found.groups() else found.group(0)).strip()
+    return as_number(output, text) if number else output
+
+
+def as_number(output: str, seen: str = "") -> str:
+    """The OCR'd ``output`` as one plain number: spaces OCR put between digits dropped, a lone
+    decimal comma read as a point (tesseract confuses them in long runs of digits, such as
+    Praat's 17-digit values). Raises StepError if what remains is not a number."""
+    text = re.sub(r"(?<=\d)\s+(?=\d)", "", output)
+    if "," in text and "." not in text and text.count(",") == 1:
+        text = text.replace(",", ".")
+    try:
+        float(text)
+    except ValueError:
+        raise StepError(f"read: {output!r} is not a number; OCR saw {seen!r}") from None
+    return text
 
 
 def await_window(provider, title: str, gone: bool = False, focused: bool = False,

@@ -155,6 +155,31 @@ def test_read_answers_what_ocr_saw_in_the_region(env, monkeypatch):
         run_steps(env, [{"read": {"pattern": r"Mean:\s*(\d+)"}, "answer": "{output}"}])
 
 
+@pytest.mark.parametrize("ocr, pattern, expected", [
+    # what tesseract made of Praat's 17-digit values in the flake runs (seed 17)
+    ("286.5982 7440420236 hertz", r"([0-9]+[.,][0-9 ]+?)\s*hertz", "286.59827440420236"),
+    ("74,49439304220743 dB", r"(-?[0-9]+[.,][0-9]{1,3})", "74.494"),
+    ("-3,5 dB", r"(-?[0-9]+[.,][0-9]{1,3})", "-3.5"),
+    ("1.25 seconds", r"([0-9]+(?:[.,][0-9]{1,4})?)", "1.25"),
+])
+def test_read_number_repairs_what_ocr_does_to_long_numbers(env, monkeypatch, ocr, pattern,
+                                                           expected):
+    env.reset(seed=0, options={"task": "faketool/sum-numbers"})
+    monkeypatch.setattr("sciagent_gym.evaluation.getters.ocr.ocr_region",
+                        lambda rgb, psm=6, scale=2: f"File Edit Search\n{ocr}\n")
+    run_steps(env, [{"read": {"pattern": pattern, "number": True}, "answer": "{output}"}])
+    assert env.sent[-1] == {"type": "answer", "text": expected}
+
+
+def test_read_number_refuses_what_is_not_a_number(env, monkeypatch):
+    env.reset(seed=0, options={"task": "faketool/sum-numbers"})
+    monkeypatch.setattr("sciagent_gym.evaluation.getters.ocr.ocr_region",
+                        lambda rgb, psm=6, scale=2: "1,234.5,6 Hz")
+    with pytest.raises(StepError, match="is not a number"):
+        run_steps(env, [{"read": {"pattern": r"([0-9.,]+) Hz", "number": True},
+                         "answer": "{output}"}])
+
+
 def test_oracle_steps_is_the_gui_oracle_step_count_and_reaches_info(env):
     _, info = env.reset(seed=0, options={"task": "faketool/sum-numbers"})
     assert env.task.oracle_steps == 2 == info["oracle_steps"]

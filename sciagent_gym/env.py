@@ -30,7 +30,7 @@ from sciagent_gym.actions.text_space import UnicodeText
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.evaluation import EvaluationResult, FinalState, commands_needed, evaluate
 from sciagent_gym.evaluation.cost import is_cheap
-from sciagent_gym.processes import owned_tempdir
+from sciagent_gym.processes import close_at_exit, owned_tempdir
 from sciagent_gym.providers.base import Provider
 from sciagent_gym.safe_fs import freeze_copy
 from sciagent_gym.tasks.spec import CLI_MODALITIES, MODALITIES, TaskSpec
@@ -208,6 +208,7 @@ class SciGUIEnv(gym.Env):
         })
         self.action_space = make_action_space(self.width, self.height)
         self.provider = None
+        close_at_exit(self)  # an env never closed still ends its program and dirs at exit
         self.task: Task | None = None
         self.final_state: FinalState | None = None
         #: What the last freeze copied and left out (``safe_fs.FreezeReport.to_dict``).

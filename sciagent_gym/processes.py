@@ -3,7 +3,10 @@
 Every long-running program the package starts (Xvfb, the window manager, sandboxes) goes through
 :func:`spawn`: it runs in its own process group, gets SIGKILL from the kernel if this interpreter
 dies (``PR_SET_PDEATHSIG``), and is registered so that :func:`terminate` on close, on error and
-the ``atexit`` hook end the whole group.
+the ``atexit`` hook end the whole group. Owners of temp dirs, mounts and cgroups register with
+:func:`close_at_exit`, so what their ``close()`` frees is freed at exit too. SIGTERM and SIGHUP,
+which would end the interpreter without running ``atexit``, are turned into ``SystemExit``
+unless the program handles them itself (see :func:`exit_cleanly_on_signals`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 _live: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()
@@ -33,6 +37,32 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         pass
 
 
+_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_installed = False
+
+
+def _exit_on_signal(signum: int, frame) -> None:
+    raise SystemExit(128 + signum)
+
+
+def exit_cleanly_on_signals() -> bool:
+    """Make SIGTERM and SIGHUP raise ``SystemExit(128 + signum)`` in the main thread, so that
+    ``finally`` blocks, ``close()`` and ``atexit`` run: by default either signal ends Python at
+    once and leaves sandboxes' temp dirs and tmpfs mounts behind until the next start sweeps
+    them. A signal the program already handles (or ignores) is left alone. Called when the
+    package first starts a process or makes a temp dir; returns whether anything was set."""
+    global _installed
+    if _installed or threading.current_thread() is not threading.main_thread():
+        return False
+    changed = False
+    for sig in _SIGNALS:
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _exit_on_signal)
+            changed = True
+    _installed = True
+    return changed
+
+
 def spawn(argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
           stdin: int | None = subprocess.DEVNULL, stdout: int | None = subprocess.DEVNULL,
           stderr: int | None = subprocess.DEVNULL, pass_fds: Sequence[int] = (),
@@ -40,6 +70,7 @@ def spawn(argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | 
     """Start ``argv`` in a new session, tied to this process's lifetime. A ``preexec_fn``
     replaces the default one and must set the parent-death signal itself (last, since a
     credential change clears it)."""
+    exit_cleanly_on_signals()
     proc = subprocess.Popen(
         list(argv), env=env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr,
         start_new_session=True, preexec_fn=preexec_fn or _die_with_parent,
@@ -98,6 +129,28 @@ def _terminate_all() -> None:
         terminate(proc, timeout=1.0)
 
 
+_to_close: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def close_at_exit(obj: Any, method: str = "close") -> Any:
+    """Call ``obj.<method>()`` at interpreter exit if ``obj`` is still alive then (the method
+    must be safe to call twice: a closed object is not unregistered). Returns ``obj``."""
+    with _lock:
+        _to_close[obj] = method
+    return obj
+
+
+@atexit.register  # registered after _terminate_all, so it runs first (atexit is LIFO)
+def _close_all() -> None:
+    with _lock:
+        owners = list(_to_close.items())
+    for obj, method in owners:
+        try:
+            getattr(obj, method)()
+        except Exception:  # noqa: BLE001 - one owner's failure must not keep the rest open
+            pass
+
+
 #: Kinds of temporary directories named after their owner's pid (``sciagent-<kind>-<pid>-``),
 #: which :func:`owned_tempdir` makes and ``providers.sandbox.sweep_stale`` removes once the
 #: owner is gone (a SIGKILLed interpreter cannot clean up after itself).
@@ -108,6 +161,7 @@ def owned_tempdir(kind: str) -> Path:
     """A new private (0700) temporary directory whose name carries this process's pid."""
     if kind not in TEMPDIR_KINDS:
         raise ValueError(f"unknown temp dir kind {kind!r}")
+    exit_cleanly_on_signals()
     return Path(tempfile.mkdtemp(prefix=f"sciagent-{kind}-{os.getpid()}-"))
 
 

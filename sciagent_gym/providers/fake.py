@@ -38,7 +38,7 @@ import numpy as np
 from sciagent_gym.actions import types as A
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import FakeProviderError
-from sciagent_gym.processes import owned_tempdir
+from sciagent_gym.processes import close_at_exit, owned_tempdir
 from sciagent_gym.providers.base import Provider
 from sciagent_gym.providers.command import CommandResult
 from sciagent_gym.safe_fs import copy_into, empty_dir
@@ -70,6 +70,7 @@ class FakeProvider(Provider):
         self.width, self.height = width, height
         self._cli_isolated = cli_isolated
         self._root: Path | None = owned_tempdir("sbx")
+        close_at_exit(self)
         for sub in ("home/work", "tmp"):
             (self._root / sub).mkdir(parents=True)
         #: GUI actions performed this episode, in order (cleared by reset).

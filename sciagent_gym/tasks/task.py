@@ -12,7 +12,7 @@ import numpy as np
 import tifffile
 
 from sciagent_gym.evaluation import Criterion
-from sciagent_gym.processes import owned_tempdir
+from sciagent_gym.processes import close_at_exit, owned_tempdir
 from sciagent_gym.tasks.spec import TaskSpec, TaskSpecError
 from sciagent_gym.tasks.step_schema import count_oracle_steps
 from sciagent_gym.tasks.templating import resolve
@@ -122,6 +122,7 @@ class Task:
             if isinstance(value, np.ndarray):
                 if self.gold_dir is None:
                     self.gold_dir = owned_tempdir("gold")
+                    close_at_exit(self, "cleanup")
                 path = self.gold_dir / f"{name}.{key}.tif"
                 tifffile.imwrite(path, value)
                 value = str(path)

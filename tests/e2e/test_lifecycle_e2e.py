@@ -14,6 +14,7 @@ from helpers import our_processes
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym import processes
+from sciagent_gym.providers.local.sandbox import sweep_stale
 
 pytestmark = pytest.mark.e2e
 
@@ -83,20 +84,40 @@ print(p.display_name, p.sandbox.root, p._display.marker, flush=True)
 if sys.argv[1] == "kill":
     import os, signal
     os.kill(os.getpid(), signal.SIGKILL)
+if sys.argv[1] in ("term", "hup"):
+    import time
+    time.sleep(120)  # the test sends the signal while the env is open
 """
 
 
-@pytest.mark.parametrize("how", ["exit", "kill"])
+def _mounted(path: str) -> bool:
+    with open("/proc/self/mounts") as fh:
+        return any(line.split()[1].startswith(path) for line in fh)
+
+
+@pytest.mark.parametrize("how", ["exit", "term", "hup", "kill"])
 def test_nothing_survives_the_interpreter(how):
-    out = subprocess.run([sys.executable, "-c", _CHILD, how], capture_output=True, text=True,
-                         timeout=120)
-    if how == "exit":
-        assert out.returncode == 0, out.stderr
-    else:
-        assert out.returncode == -signal.SIGKILL
-    display, root, marker = out.stdout.split()
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, how], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        line = child.stdout.readline()
+        if how in ("term", "hup"):
+            child.send_signal(signal.SIGTERM if how == "term" else signal.SIGHUP)
+        _, err = child.communicate(timeout=120)
+    finally:
+        child.kill()
+    expected = {"exit": 0, "term": 128 + signal.SIGTERM, "hup": 128 + signal.SIGHUP,
+                "kill": -signal.SIGKILL}[how]
+    assert child.returncode == expected, err
+    display, root, marker = line.split()
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and (our_processes(root) or our_processes(marker)):
         time.sleep(0.1)
     assert our_processes(root) == []
     assert our_processes(marker) == []  # Xvfb and openbox
+    if how == "kill":  # nothing can run in a SIGKILLed interpreter: the next start sweeps
+        assert os.path.exists(root)
+        assert root in sweep_stale()
+    # a signal ends the interpreter through SystemExit: close() and atexit ran, so the
+    # sandbox's folder and its tmpfs home are gone, not left for the next sweep
+    assert not os.path.exists(root) and not _mounted(root)

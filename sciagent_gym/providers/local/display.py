@@ -37,6 +37,7 @@ class VirtualDisplay:
                 raise MissingProgramError(prog, package)
         self.width, self.height = width, height
         self._tmp = processes.owned_tempdir("display")
+        processes.close_at_exit(self)
         self._xvfb: subprocess.Popen | None = None
         self._wm: subprocess.Popen | None = None
         try:

@@ -229,6 +229,7 @@ class Sandbox:
         self._owner = True
         self.lease = conf.UidLease() if self.isolation == "bwrap" else None
         self.root = Path(root) if root else processes.owned_tempdir("sbx")
+        processes.close_at_exit(self)
         self.root.chmod(0o711)  # the sandbox users traverse it to their home, nothing more
         self.host_home = self.root / "home"
         self._volume: HomeVolume | None = None

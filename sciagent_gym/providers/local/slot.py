@@ -207,6 +207,7 @@ class LocalSlot(Provider):
         if self._stage_dir is not None:
             shutil.rmtree(self._stage_dir, ignore_errors=True)
         self._stage_dir = processes.owned_tempdir("stage")
+        processes.close_at_exit(self)
         task.stage(self._stage_dir)
         sbx = self._sandbox
         owner = sbx.program_id if sbx.lease is not None and sbx.lease.switches_user else None

@@ -16,7 +16,7 @@ TEST_WORKERS ?= 2
 # The CPU build of torch that stable-baselines3 needs (the tests check SB3's env checker).
 TORCH ?= torch==2.13.0
 
-.PHONY: setup apt venv demo test lint clean
+.PHONY: setup apt venv demo test lint readme clean
 setup: apt venv
 
 apt: .stamp/apt
@@ -59,7 +59,10 @@ test: setup
 	SCIAGENT_REQUIRE_APPS=1 $(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadscope
 
 lint: venv
-	$(VENV)/bin/ruff check sciagent_gym envs tests examples benchmarks
+	$(VENV)/bin/ruff check sciagent_gym envs tests examples benchmarks scripts
+
+readme: venv
+	$(PY) scripts/update_readme.py
 
 clean:
 	rm -rf .stamp $(DEMO_OUT) build *.egg-info

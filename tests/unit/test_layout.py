@@ -184,7 +184,7 @@ def test_readme_env_table_is_the_generated_one():
     assert marker in readme
     start = readme.index(marker) + len(marker)
     table = readme[start:readme.index("\n\n", start)]
-    assert table == out.getvalue().strip()
+    assert table == out.getvalue().strip(), "run `make readme`"
     assert all(f"`{info.env_id}`" in table for info in discover().values())
 
 
@@ -203,4 +203,5 @@ def test_readme_task_tables_are_the_generated_ones():
     start_marker = "<!-- generated: sciagent-gym list --markdown --tasks -->\n"
     end_marker = "\n<!-- end generated -->"
     start = readme.index(start_marker) + len(start_marker)
-    assert readme[start:readme.index(end_marker, start)] == out.getvalue().strip()
+    assert readme[start:readme.index(end_marker, start)] == out.getvalue().strip(), \
+        "run `make readme`"

@@ -32,12 +32,13 @@ apt: .stamp/apt
 	@touch $@
 
 venv: .stamp/venv
-.stamp/venv: pyproject.toml setup.py Makefile | .stamp/apt
+.stamp/venv: pyproject.toml setup.py Makefile $(wildcard envs/*/tool.json) | .stamp/apt
 	@mkdir -p .stamp
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "$(TORCH)"
 	$(PY) -m pip install -q -e ".[dev,rl,data,ray]"
+	python3 sciagent_gym/deps.py --pip | xargs -r $(PY) -m pip install -q
 	@touch $@
 
 demo: setup

@@ -1,12 +1,14 @@
-"""Which Debian packages the set-up installs, derived from the tool folders.
+"""Which Debian packages (and pip requirements) the set-up installs, from the tool folders.
 
 A tool declares what it needs in ``envs/<tool>/tool.json`` (``requires``: programs and the
-Debian packages providing them; optional ``debian``: packages needed without a program to point
-at). What every tool shares (display, window manager, sandbox, OCR, Python, QEMU) is listed once
-in ``vm_images/local/apt-packages.txt``. This module uses the standard library only, so the
+Debian packages providing them, or ``python`` modules with their ``pip`` requirement; optional
+``debian``: packages needed without a program to point at). What every tool shares (display,
+window manager, sandbox, OCR, Python, QEMU) is listed once in
+``vm_images/local/apt-packages.txt``. This module uses the standard library only, so the
 Makefile runs it with the system Python before any virtualenv exists:
 
     python3 sciagent_gym/deps.py --apt        # = sciagent-gym deps --apt
+    python3 sciagent_gym/deps.py --pip        # = sciagent-gym deps --pip
 """
 
 from __future__ import annotations
@@ -39,6 +41,22 @@ def tool_packages(meta: dict) -> list[str]:
     return list(dict.fromkeys(n for n in names if DEBIAN_NAME.match(n)))
 
 
+def tool_pip(meta: dict) -> list[str]:
+    """The pip requirements one ``tool.json`` names (``requires`` entries with ``pip``)."""
+    return list(dict.fromkeys(r["pip"] for r in meta.get("requires", []) if r.get("pip")))
+
+
+def pip_packages(envs: Path | None = None, tools: list[str] | None = None) -> list[str]:
+    """Every tool's (or the named tools') pip requirements, without duplicates."""
+    envs = envs or _default_roots()[0]
+    names: list[str] = []
+    for meta_path in sorted(envs.glob("*/tool.json")):
+        meta = json.loads(meta_path.read_text())
+        if tools is None or meta.get("name") in tools:
+            names += tool_pip(meta)
+    return list(dict.fromkeys(names))
+
+
 def shared_packages(vm_images: Path) -> list[str]:
     lines = (vm_images / "local" / "apt-packages.txt").read_text().splitlines()
     return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
@@ -61,12 +79,15 @@ def apt_packages(envs: Path | None = None, vm_images: Path | None = None,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sciagent-gym deps",
                                      description="print what the set-up installs")
-    parser.add_argument("--apt", action="store_true", required=True,
-                        help="Debian packages, one per line")
+    kind = parser.add_mutually_exclusive_group(required=True)
+    kind.add_argument("--apt", action="store_true", help="Debian packages, one per line")
+    kind.add_argument("--pip", action="store_true",
+                      help="Python requirements of the tools' host side, one per line")
     parser.add_argument("--tool", action="append", help="only this tool's (repeatable), "
                         "plus the shared packages")
     args = parser.parse_args(argv)
-    print("\n".join(apt_packages(tools=args.tool)))
+    found = pip_packages(tools=args.tool) if args.pip else apt_packages(tools=args.tool)
+    print("\n".join(found))
     return 0
 
 

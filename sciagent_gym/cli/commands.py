@@ -343,7 +343,7 @@ def cmd_export_minari(args: argparse.Namespace) -> int:
 
 
 def cmd_deps(args: argparse.Namespace) -> int:
-    from sciagent_gym.deps import apt_packages
+    from sciagent_gym.deps import apt_packages, pip_packages
     from sciagent_gym.tools import discover, envs_root
 
     unknown = sorted(set(args.tool or ()) - set(discover()))
@@ -351,6 +351,9 @@ def cmd_deps(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown tools {unknown} (known: {', '.join(sorted(discover()))})")
     from importlib import resources
 
+    if args.pip:
+        print("\n".join(pip_packages(envs_root(), tools=args.tool)))
+        return 0
     vm_images = Path(str(resources.files("sciagent_gym.vm_images")))
     print("\n".join(apt_packages(envs_root(), vm_images, tools=args.tool)))
     return 0

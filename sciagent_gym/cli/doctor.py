@@ -73,13 +73,14 @@ def run_checks() -> list[Check]:
     for info in discover().values():
         for req in info.requires:
             where = req.locate()
-            fix = req.install or f"apt-get install -y {req.package}"
+            fix = (f"pip install '{req.pip}'" if req.python else
+                   req.install or f"apt-get install -y {req.package}")
             detail = (f"needed by {info.env_id}" if str(where) == req.program else
                       f"{where} (needed by {info.env_id})" if where else
                       f"not found ({req.package})" if req.install else "not found")
             if where is None and req.env:
                 detail += f"; set {req.env} to the executable if it is installed elsewhere"
-            checks.append(Check(f"tool:{info.name}", req.program, where is not None, detail,
+            checks.append(Check(f"tool:{info.name}", req.name, where is not None, detail,
                                 "" if where else fix, required=False))
     return checks
 

@@ -104,6 +104,9 @@ def envs_markdown(rows: list[dict]) -> str:
         installs = sorted({r.install for r in info.requires if r.install})
         source = ", ".join(f"`{p}`" for p in packages) if packages else \
             "not in Debian: " + ", ".join(f"`{i}`" for i in installs)
+        pips = [r.pip for r in info.requires if r.pip]
+        if pips:
+            source += "; pip " + ", ".join(f"`{p}`" for p in pips)
         program = info.extra.get("program", info.display_name)
         lines.append(f"| `{row['env_id']}` | {program} ({source}) | {row['domain']} | "
                      f"{len(row['tasks'])} |")

@@ -164,10 +164,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="passed to the recipe (e.g. --prefix DIR; --help lists them)")
     p.set_defaults(func=commands.cmd_install)
 
-    p = sub.add_parser("deps", help="print the Debian packages the set-up installs "
-                                    "(shared ones, then each tool's from its tool.json)")
-    p.add_argument("--apt", action="store_true", required=True,
-                   help="Debian packages, one per line")
+    p = sub.add_parser("deps", help="print the Debian packages (or pip requirements) the "
+                                    "set-up installs (shared ones, then each tool's from its "
+                                    "tool.json)")
+    kind = p.add_mutually_exclusive_group(required=True)
+    kind.add_argument("--apt", action="store_true", help="Debian packages, one per line")
+    kind.add_argument("--pip", action="store_true",
+                      help="pip requirements of the tools' host side, one per line")
     p.add_argument("--tool", action="append", help="only this tool's (repeatable), plus the "
                    "shared packages")
     p.set_defaults(func=commands.cmd_deps)

@@ -28,21 +28,43 @@ from sciagent_gym.tasks.spec import TaskSpec, load_specs
 
 @dataclass(frozen=True)
 class Requirement:
-    """A program the tool needs, and what provides it.
+    """A program the tool needs, and what provides it; or a Python module the tool's host
+    side imports (``python``, installed with pip from ``pip``; e.g. pymatgen for generators).
 
     Programs outside the system's package manager (QuPath, say) are found through an
     environment variable naming the executable (``env``), then PATH, then ``search``: install
     locations, with ``~`` and ``$VARS`` expanded (a path whose variable is unset is skipped).
     """
 
-    program: str
-    package: str
+    program: str = ""
+    package: str = ""
     install: str = ""  # a command that installs it, when not a plain apt package
     env: str = ""
     search: tuple[str, ...] = ()
+    python: str = ""  # a module to import, e.g. "pymatgen.core"
+    pip: str = ""  # its pip requirement, e.g. "pymatgen>=2024.1"
+
+    def __post_init__(self) -> None:
+        if bool(self.program) == bool(self.python):
+            raise ValueError("a requirement names a program or a python module, not "
+                             f"{'both' if self.program else 'neither'}: {self}")
+        if self.python and not self.pip:
+            raise ValueError(f"python requirement {self.python!r} needs its 'pip' requirement")
+
+    @property
+    def name(self) -> str:
+        return self.program or self.python
 
     def locate(self) -> Path | None:
-        """Where the program is, or None."""
+        """Where the program (or the module) is, or None."""
+        if self.python:
+            import importlib.util
+
+            try:
+                spec = importlib.util.find_spec(self.python)
+            except (ImportError, ValueError):
+                return None
+            return Path(spec.origin) if spec is not None and spec.origin else None
         if self.env and os.environ.get(self.env):
             path = Path(os.environ[self.env]).expanduser()
             return path if path.is_file() and os.access(path, os.X_OK) else None
@@ -64,6 +86,9 @@ class Requirement:
         return self.locate() is None
 
     def error(self) -> MissingProgramError:
+        if self.python:
+            return MissingProgramError(f"python module {self.python}", self.pip,
+                                       f"pip install '{self.pip}'")
         program = self.program
         if self.env and os.environ.get(self.env):
             program += f" ({self.env}={os.environ[self.env]} is not an executable file)"

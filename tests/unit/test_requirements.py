@@ -79,3 +79,29 @@ def test_apt_hint_by_default():
     assert req.missing()
     assert "apt-get install -y xyz-pkg" in str(req.error())
     assert os.environ.get("PATH")  # the test did not clobber the real PATH
+
+
+def test_python_module_requirements_are_found_by_import_and_installed_by_pip(tmp_path):
+    present = Requirement(python="json", pip="json-is-stdlib")
+    assert not present.missing() and present.locate().name == "__init__.py"
+    absent = Requirement(python="surely_not_a_module_xyz", pip="xyz-dist>=1.0")
+    assert absent.missing() and absent.name == "surely_not_a_module_xyz"
+    assert "pip install 'xyz-dist>=1.0'" in str(absent.error())
+    with pytest.raises(ValueError, match="not both"):
+        Requirement("prog", "pkg", python="mod", pip="dist")
+    with pytest.raises(ValueError, match="needs its 'pip'"):
+        Requirement(python="mod")
+
+
+def test_deps_lists_pip_requirements_apart_from_debian_packages(tmp_path):
+    import json
+
+    from sciagent_gym.deps import pip_packages, tool_packages
+
+    meta = {"name": "t", "requires": [{"program": "fityk", "package": "fityk"},
+                                      {"python": "pymatgen.core", "pip": "pymatgen>=2024.1"}]}
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "tool.json").write_text(json.dumps(meta))
+    assert tool_packages(meta) == ["fityk"]  # a pip requirement is no Debian package
+    assert pip_packages(tmp_path) == ["pymatgen>=2024.1"]
+    assert pip_packages(tmp_path, tools=["other"]) == []

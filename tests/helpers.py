@@ -37,12 +37,13 @@ def missing_programs(*programs: str) -> list[str]:
 @cache
 def tool_missing(tool: str) -> tuple[str, ...]:
     """The tool's programs that are not installed (empty when it can run)."""
-    return tuple(str(req.program) for req in tool_info(tool).requires if req.missing())
+    return tuple(req.name for req in tool_info(tool).requires if req.missing())
 
 
 def set_up_installs(tool: str) -> bool:
-    """True when ``make setup`` installs every program of the tool (all from Debian)."""
-    return all(DEBIAN_NAME.match(req.package) for req in tool_info(tool).requires)
+    """True when ``make setup`` installs every requirement of the tool (programs from Debian,
+    Python modules with pip)."""
+    return all(req.pip or DEBIAN_NAME.match(req.package) for req in tool_info(tool).requires)
 
 
 def requires(*programs: str, tool: str | None = None) -> pytest.MarkDecorator:

@@ -118,6 +118,10 @@ class RemoteProvider(Provider):
             self._client.kill(APP)
 
     def reset(self, tool: ToolAdapter, task: Task) -> Task:
+        if tool.program_zone != "program":
+            raise SciAgentError(f"{tool.info.env_id} runs its program in the agent zone (a "
+                                "terminal whose shell is the agent's); this provider has no "
+                                "agent zone to run it in: use provider='local'")
         t0 = time.monotonic()
         self.restore()
         client = self._client

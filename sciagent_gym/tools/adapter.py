@@ -40,6 +40,11 @@ class ToolAdapter:
 
     #: Seconds to wait for the program's main window after launch.
     ready_timeout: float = 30.0
+    #: Where the program runs: "program" (the program zone, beside its state channel) or
+    #: "agent" (the agent zone, with the agent's ``run()`` commands). A code env's program is
+    #: a terminal whose shell is the agent's own, so it belongs in the agent zone: a shell in
+    #: the program zone would reach the channel. Providers without an agent zone refuse it.
+    program_zone: str = "program"
 
     def __init__(self, info: ToolInfo) -> None:
         self.info = info

@@ -64,6 +64,7 @@ class LocalSlot(Provider):
         self._clipboard: Clipboard | None = None
         self._isolation = isolation
         self._task_id: str | None = None  # the task the running program was started for
+        self._app_zone: Sandbox | None = None  # the zone the program runs in (see reset)
         self.last_reset_timings: dict[str, float] = {}
         try:
             self._display = VirtualDisplay(width, height)
@@ -118,8 +119,12 @@ class LocalSlot(Provider):
         t2 = time.monotonic()
         sbx.extra_ro_binds = tool.sandbox_ro_binds()
         sbx.start()
-        sbx.spawn(APP, tool.launch_argv(self, task), env=tool.launch_env(self),
-                  log=f"{sbx.tmp}/app.log")
+        self._app_zone = self._zone_of(tool)
+        if self._app_zone is self._agent:
+            self._agent.extra_ro_binds = tool.sandbox_ro_binds()
+            self._agent.start()
+        self._app_zone.spawn(APP, tool.launch_argv(self, task), env=tool.launch_env(self),
+                             log=f"{self._app_zone.tmp}/app.log")
         t3 = time.monotonic()
         self._wait_ready(tool, task)
         self._controller.expose_all()
@@ -163,6 +168,13 @@ class LocalSlot(Provider):
                                    "settle": time.monotonic() - t3,
                                    "total": time.monotonic() - t0}
         return True
+
+    def _zone_of(self, tool: ToolAdapter) -> Sandbox:
+        """The zone ``tool``'s program runs in (see ``ToolAdapter.program_zone``)."""
+        if tool.program_zone not in ("program", "agent"):
+            raise ValueError(f"{tool.name}: program_zone must be 'program' or 'agent', not "
+                             f"{tool.program_zone!r}")
+        return self._agent if tool.program_zone == "agent" else self._sandbox
 
     def _settle_canonical(self) -> np.ndarray:
         return settle_canonical(self._controller.grab, self._controller.expose_all,
@@ -289,16 +301,18 @@ class LocalSlot(Provider):
         return self._clipboard.get()
 
     def app_running(self) -> bool:
-        if self._sandbox is None or not self._sandbox.alive:
+        zone = self._app_zone or self._sandbox
+        if zone is None or not zone.alive:
             return False
         try:
-            return bool(self._sandbox.poll(APP)["running"])
+            return bool(zone.poll(APP)["running"])
         except Exception:
             return False
 
     def app_log_tail(self) -> str:
+        zone = self._app_zone or self._sandbox
         try:
-            return (self._sandbox.read(f"{self._sandbox.tmp}/app.log", 4000) or "").strip()
+            return (zone.read(f"{zone.tmp}/app.log", 4000) or "").strip()
         except Exception as exc:
             return f"(log unavailable: {exc})"
 

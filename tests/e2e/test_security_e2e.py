@@ -13,12 +13,14 @@ import subprocess
 import sys
 
 import pytest
+from helpers import runnable_tools
 
 from sciagent_gym.runs.attacks import ATTACKS
 
 pytestmark = pytest.mark.e2e
 
-ROTATING = ("ds9", "praat", "pymol", "qgis")
+#: Every other tool this machine runs (or CI requires), a new tool folder included.
+ROTATING = tuple(t for t in runnable_tools() if t != "imagej")
 
 
 def rotating_tool(day: datetime.date | None = None) -> str:

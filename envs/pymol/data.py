@@ -233,8 +233,9 @@ def chain_alignment(work: Path, rng: np.random.Generator, source: str, mobile: s
     """Write ``source``'s variant; gold for superimposing chain ``mobile`` onto chain
     ``target`` with PyMOL's ``align`` on CA atoms (default outlier rejection): the RMSD after
     refinement, the aligned atom count, the RMSD before rejection, the RMSD of the chains as
-    they are in the file (no superposition), ``super``'s RMSD, and the target chain's CA
-    centroid."""
+    they are in the file (no superposition), ``super``'s RMSD, the target chain's CA centroid
+    and the mobile chain's CA centroid after the alignment (with outlier rejection the two
+    centroids can lie 0.5 A and more apart: the superposition fits the core, not all CAs)."""
     dest = _copy(work, rng, source, path or source)
     code = _load(dest) + f"""
 cmd.create("mob", "m and chain {mobile}")
@@ -246,9 +247,11 @@ s = cmd.super("mob2 and name CA", "tgt and name CA")
 cmd.create("mob3", "m and chain {mobile}")
 allatoms = cmd.align("mob3", "tgt")
 ca = cmd.get_coords("tgt and name CA").mean(axis=0)
+moved = cmd.get_coords("mob and name CA").mean(axis=0)
 out = {{"rmsd": r[0], "aligned_atoms": r[1], "rmsd_before_rejection": r[3],
        "rmsd_unaligned": before, "rmsd_super": s[0], "rmsd_all_atoms": allatoms[0],
        "target_ca_centroid": [float(v) for v in ca],
+       "aligned_mobile_ca_centroid": [float(v) for v in moved],
        "mobile_atoms": cmd.count_atoms("mob"), "target_atoms": cmd.count_atoms("tgt")}}
 """
     return run_headless(code)

@@ -32,8 +32,9 @@ def _burn() -> None:
         pass
 
 
-def flakes(tool: str, runs: int, quiet: bool = False) -> dict:
-    """Every GUI oracle of ``tool`` on seeds 0 .. runs-1; counts and failures per task."""
+def flakes(tool: str, runs: int, quiet: bool = False, only: list[str] | None = None) -> dict:
+    """Every GUI oracle of ``tool`` (or those of the tasks ``only``) on seeds 0 .. runs-1;
+    counts and failures per task."""
     bar = tqdm(desc=f"{tool} GUI oracles", unit="ep", disable=quiet)
 
     def progress(msg: str) -> None:
@@ -41,7 +42,8 @@ def flakes(tool: str, runs: int, quiet: bool = False) -> dict:
         bar.update()
 
     t0 = time.monotonic()
-    feasible = [t for t, spec in load_tool_specs(tool).items() if not spec.infeasible]
+    feasible = [t for t, spec in load_tool_specs(tool).items()
+                if not spec.infeasible and (not only or t in only)]
     report = audit_tool(tool, seeds=range(runs), cross=False, cases=["gui_oracle"],
                         tasks=feasible, progress=progress)
     bar.close()
@@ -82,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tool", action="append", help="only these tools (default: all "
                                                          "installed)")
+    parser.add_argument("--task", action="append", help="only these tasks (e.g. a fixed one "
+                                                         "measured again)")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--burners", type=int, default=2, help="CPU-burning processes")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -95,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     try:
         for tool in tools:
-            results.append(flakes(tool, args.runs, args.quiet or not sys.stderr.isatty()))
+            results.append(flakes(tool, args.runs, args.quiet or not sys.stderr.isatty(),
+                                  args.task))
             print(table(results[-1]), flush=True)
     finally:
         for p in burners:

@@ -11,9 +11,12 @@ Metrics (MatToolBench's, per task, tool and domain):
 - Crash: fraction of episodes ended by the program exiting (neither the agent nor the budget);
 - the domain-macro average: the mean over domains of each domain's mean.
 
-Results are broken down by task, tool, domain and modality (gui, gui+cli, code: what the agent
-could use, as MatToolBench separates GUI from CLI agents). Several run directories (a policy or
-model each) are compared side by side, one column group per run, never pooled into one mean.
+Results are broken down by task, tool, domain, modality (gui, gui+cli, code: what the agent
+could use, as MatToolBench separates GUI from CLI agents) and scope: tasks tagged ``cross-tool``
+carry an artifact from one program to another, and MatToolBench reports them apart, as
+cross-tool diagnostics, from its single-tool headline numbers (the ``scope single-tool`` row).
+Several run directories (a policy or model each) are compared side by side, one column group
+per run, never pooled into one mean.
 """
 
 from __future__ import annotations
@@ -87,7 +90,20 @@ def rescore(run_dir: str | Path) -> list[Rescored]:
 
 METRICS = ("episodes", "score", "sr", "steps", "steps_star", "steps_opt", "step_ratio", "ftr",
            "void", "crash")
-LEVELS = ("task", "tool", "domain", "modality")
+LEVELS = ("task", "tool", "domain", "modality", "scope")
+#: The tag that makes a task a cross-tool diagnostic (``scope cross-tool``).
+CROSS_TOOL_TAG = "cross-tool"
+
+
+def scope_of(task_id: str, tools: dict | None = None) -> str:
+    """"cross-tool" for a task tagged so, "single-tool" for any other known task."""
+    tool = task_id.split("/", 1)[0]
+    if tool not in (tools if tools is not None else discover()):
+        return "unknown"
+    spec = load_tool_specs(tool).get(task_id)
+    if spec is None:
+        return "unknown"
+    return "cross-tool" if CROSS_TOOL_TAG in spec.tags else "single-tool"
 
 
 def _end(row: dict[str, Any]) -> str:
@@ -151,6 +167,7 @@ def episode_metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
         groups["tool"][tool].append(r)
         groups["domain"][domain].append(r)
         groups["modality"][r.get("modality") or "unrecorded"].append(r)
+        groups["scope"][scope_of(r["task_id"], tools)].append(r)
     out: dict[str, Any] = {level: {k: _metrics(v) for k, v in sorted(g.items())}
                            for level, g in groups.items()}
     out["overall"] = _metrics(results) if results else {}

@@ -52,8 +52,9 @@ def test_table_csv_and_plot(tmp_path):
     assert "task imagej/a" in table and "domain-macro average" in table and " - " in table
     write_csv(m, tmp_path / "r.csv")
     rows = list(csv.reader((tmp_path / "r.csv").open()))
-    # header, 2 tasks, 1 tool, 1 domain, 1 modality ("unrecorded": results without it), macro
-    assert rows[0][:3] == ["level", "name", "episodes"] and len(rows) == 1 + 2 + 1 + 1 + 1 + 1
+    # header, 2 tasks, 1 tool, 1 domain, 1 modality ("unrecorded": results without it),
+    # 1 scope ("unknown": the hand-made tasks are no real task), macro
+    assert rows[0][:3] == ["level", "name", "episodes"] and len(rows) == 1 + 2 + 1 + 1 + 1 + 1 + 1
     plot(m, tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -131,3 +132,20 @@ def test_steps_star_against_the_gui_oracle_reference():
     assert "*/Opt" in format_table(episode_metrics(results))
     no_ref = episode_metrics([_r("imagej/b", 1.0, True, 3)])["task"]["imagej/b"]
     assert math.isnan(no_ref["steps_opt"]) and math.isnan(no_ref["step_ratio"])
+
+
+def test_cross_tool_tasks_are_reported_apart_as_diagnostics(monkeypatch):
+    import types
+
+    from sciagent_gym.runs import reports
+
+    specs = {"imagej/a": types.SimpleNamespace(tags=["segmentation"]),
+             "imagej/handoff": types.SimpleNamespace(tags=["cross-tool", "xrd"])}
+    monkeypatch.setattr(reports, "load_tool_specs", lambda tool: specs)
+    rows = [_r("imagej/a", 1.0, True, 4), _r("imagej/handoff", 0.0, False, 9),
+            _r("nosuchtool/x", 0.5, False, 2)]
+    m = episode_metrics(rows)
+    assert m["scope"]["single-tool"]["score"] == 1.0
+    assert m["scope"]["cross-tool"]["score"] == 0.0 and m["scope"]["cross-tool"]["episodes"] == 1
+    assert m["scope"]["unknown"]["episodes"] == 1
+    assert "scope cross-tool" in format_table(m)

@@ -30,7 +30,9 @@ def test_each_tool_is_audited_once(workers, tmp_path):
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
             "count_audits", str(TESTS / "e2e" / "test_audit.py")]
     argv += ["-n", str(workers), "--dist", _dist_mode()] if workers else ["-p", "no:xdist"]
+    # every tool, not CI's rotating sample (tests/rotation.py)
     env = {**os.environ, "AUDIT_CALLS": str(calls), "SCIAGENT_REQUIRE_APPS": "1",
+           "SCIAGENT_AUDIT_ALL": "1",
            "PYTHONPATH": os.pathsep.join([str(TESTS / "fixtures" / "plugins"), str(TESTS)])}
     result = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
                             timeout=300)

@@ -1,0 +1,267 @@
+"""Gwyddion's tasks offline: the ``.gwy`` reader and writer, the height-map generator's gold,
+and each file task's criteria on the files an oracle and a wrong attempt would leave.
+
+Gwyddion itself is not needed here: the files are made with numpy from the gold arrays (what
+Plane Level, Align Rows, Crop and Arithmetic compute), the way the end-to-end audit's GUI
+oracles make them with the real program. Agent-written files may be anything, so the reader is
+fed junk too: it must refuse it with GwyFormatError, quickly and without deep recursion.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tifffile
+
+from sciagent_gym.evaluation import FinalState, evaluate
+from sciagent_gym.tasks.task import Task
+from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
+
+load_tool_getters("gwyddion")
+
+from sciagent_gym.envs.gwyddion import data, gwyfmt  # noqa: E402
+from sciagent_gym.envs.gwyddion.gwyfmt import (  # noqa: E402
+    GwyFormatError,
+    GwyObject,
+    parse_gwy,
+    write_gwy,
+)
+
+SPECS = load_tool_specs("gwyddion")
+NM = 1e-9
+
+
+def _stage(task_id: str, tmp_path: Path, seed: int = 0) -> tuple[Task, Path]:
+    work = tmp_path / "work"
+    task = Task(SPECS[task_id], seed, load_adapter("gwyddion").generators,
+                {"work": str(work), "home": "/h", "tmp": "/t"})
+    task.stage(work)
+    return task, work
+
+
+def _score(task: Task, work: Path, answer: str | None = None, status: str = "done"):
+    return evaluate(task.criteria(), FinalState(work_dir=work, app_state=None,
+                                                agent_status=status, answer=answer))
+
+
+def _input(work: Path) -> tuple[np.ndarray, float]:
+    [channel] = gwyfmt.read_channels(work / "sample.gwy")
+    return channel.data, channel.xreal / channel.data.shape[1]
+
+
+# -- the file format ----------------------------------------------------------------------------
+
+
+def test_written_files_read_back_with_units_and_sizes(tmp_path):
+    z = np.random.default_rng(1).normal(0, 1e-9, (40, 60))
+    write_gwy(tmp_path / "a.gwy", [("Height", z), ("Phase", -z)], 5e-9, palette="Gray")
+    before, after = gwyfmt.read_channels(tmp_path / "a.gwy")
+    assert before.title == "Height" and after.title == "Phase"
+    assert np.array_equal(before.data, z) and np.array_equal(after.data, -z)
+    assert before.xreal == pytest.approx(60 * 5e-9) and before.yreal == pytest.approx(40 * 5e-9)
+    assert (before.unit_xy, before.unit_z, before.palette) == ("m", "m", "Gray")
+    assert before.log == [] and not before.has_mask
+
+
+def test_a_saved_processing_log_and_mask_are_read(tmp_path):
+    z = np.zeros((8, 8))
+    items = {"/0/data": gwyfmt.datafield(z, 1e-9), "/0/data/title": "Height",
+             "/0/data/log": GwyObject("GwyStringList", {"strings": ["proc::level()@now"]}),
+             "/0/mask": gwyfmt.datafield(np.eye(8), 1e-9, unit_z="")}
+    (tmp_path / "m.gwy").write_bytes(b"GWYP" + gwyfmt._object(GwyObject("GwyContainer", items)))
+    [channel] = gwyfmt.read_channels(tmp_path / "m.gwy")
+    assert channel.log == ["proc::level()@now"] and channel.has_mask
+
+
+def _nested(depth: int) -> bytes:
+    body = b""
+    for _ in range(depth):
+        inner = b"GwyContainer\0" + struct.pack("<I", len(body)) + body
+        body = b"x\0o" + inner
+    return b"GWYP" + b"GwyContainer\0" + struct.pack("<I", len(body)) + body
+
+
+@pytest.mark.parametrize("junk", [
+    b"", b"GWYO" + b"\0" * 20, b"PNG\x89 not a gwy file", b"GWYPGwyContainer",
+    b"GWYPGwyContainer\0" + struct.pack("<I", 1000) + b"short",
+    b"GWYPGwyContainer\0" + struct.pack("<I", 9) + b"k\0D" + struct.pack("<I", 10**9) + b"..",
+    b"GWYPGwyContainer\0" + struct.pack("<I", 4) + b"k\0Z\0",
+    b"GWYPGwyDataField\0" + struct.pack("<I", 0),
+    _nested(200),
+], ids=["empty", "gwyddion-1", "other", "no-size", "truncated", "huge-array", "bad-type",
+        "not-a-container", "deep-nesting"])
+def test_junk_is_refused(junk):
+    with pytest.raises(GwyFormatError):
+        parse_gwy(junk)
+
+
+def test_many_tiny_components_are_capped_quickly():
+    body = b"".join(b"%d\0b\x01" % i for i in range(gwyfmt.MAX_COMPONENTS + 10))
+    blob = b"GWYPGwyContainer\0" + struct.pack("<I", len(body)) + body
+    start = time.monotonic()
+    with pytest.raises(GwyFormatError, match="components"):
+        parse_gwy(blob)
+    assert time.monotonic() - start < 10
+
+
+def test_a_data_field_whose_size_does_not_match_its_resolution_is_refused(tmp_path):
+    bad = gwyfmt.datafield(np.zeros((4, 4)), 1e-9)
+    bad.items["xres"] = 100
+    items = {"/0/data": bad}
+    blob = b"GWYP" + gwyfmt._object(GwyObject("GwyContainer", items))
+    with pytest.raises(GwyFormatError, match="does not hold"):
+        gwyfmt.channels(parse_gwy(blob))
+
+
+# -- the generator -------------------------------------------------------------------------------
+
+
+def test_surface_gold_matches_its_data(tmp_path):
+    rng = np.random.default_rng(3)
+    gold = data.surface(tmp_path, rng, tilt_nm=40, step_nm=[4, 6], particles=5,
+                        roughness_nm=[1, 2], region=[10, 20, 30, 40],
+                        reference=["input", "levelled", "crop"])
+    z = tifffile.imread(gold["input"]) if isinstance(gold["input"], str) else gold["input"]
+    read, pixel = _input(tmp_path)
+    assert np.array_equal(read, z) and pixel == pytest.approx(gold["pixel_nm"] * NM)
+    assert 4 <= gold["step_nm"] <= 6 and gold["n_particles"] == 5
+    levelled = gold["levelled"]
+    assert levelled.mean() == pytest.approx(z.mean())  # Plane Level keeps the mean
+    assert np.abs(data.plane_fit(levelled) - levelled.mean()).max() < 1e-15
+    assert gold["sq_nm"] == pytest.approx(levelled.std() / NM)
+    assert gold["sq_raw_nm"] > 1.5 * gold["sq_nm"]  # the tilt would inflate Sq
+    assert gold["crop"].shape == (40, 30) and np.array_equal(gold["crop"], z[20:60, 10:40])
+
+
+def test_particles_stand_apart_and_above_the_substrate(tmp_path):
+    gold = data.surface(tmp_path, np.random.default_rng(5), particles=[8, 16],
+                        particle_height_nm=[15, 25], noise_nm=0.3)
+    z, _ = _input(tmp_path)
+    for p in gold["particles"]:
+        assert z[int(p["y"]), int(p["x"])] - np.median(z) > 10 * NM
+    for i, a in enumerate(gold["particles"]):
+        for b in gold["particles"][i + 1:]:
+            assert np.hypot(a["x"] - b["x"], a["y"] - b["y"]) > a["r_px"] + b["r_px"]
+
+
+# -- each file task's criteria on right and wrong files -------------------------------------------
+
+#: task -> (output file, how the oracle's file is made from the staged input and gold)
+FILE_TASKS = {
+    "gwyddion/level-plane-save": ("levelled.gwy", lambda z, g, p: [
+        ("Height", data.plane_level(z))]),
+    "gwyddion/align-rows-save": ("aligned.gwy", lambda z, g, p: [
+        ("Height", z - np.median(z, axis=1, keepdims=True))]),
+    "gwyddion/crop-save": ("roi.gwy", lambda z, g, p: [
+        ("Height", z), ("Height", z[p["box"]["y"]:p["box"]["y"] + p["box"]["h"],
+                                    p["box"]["x"]:p["box"]["x"] + p["box"]["w"]])]),
+    "gwyddion/recalibrate-z-arithmetic": ("calibrated.gwy", lambda z, g, p: [
+        ("Height", z), ("Calculated 1", z * p["k"])]),
+}
+
+
+@pytest.mark.parametrize("task_id", sorted(FILE_TASKS))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_file_task_passes_the_right_file_and_fails_the_input(task_id, seed, tmp_path):
+    task, work = _stage(task_id, tmp_path, seed)
+    try:
+        name, make = FILE_TASKS[task_id]
+        z, pixel = _input(work)
+        assert _score(task, work).score == 0  # nothing saved
+        write_gwy(work / name, make(z, task.gold["scan"], task.params), pixel)
+        right = _score(task, work)
+        assert right.success, right
+        write_gwy(work / name, [("Height", z)], pixel)  # the input saved unchanged
+        assert _score(task, work).score == 0
+        (work / name).write_bytes(b"GWYP")  # a placeholder
+        assert _score(task, work).score == 0
+    finally:
+        task.cleanup()
+
+
+def test_subtract_known_tilt_needs_the_given_plane_not_a_fit(tmp_path):
+    task, work = _stage("gwyddion/subtract-known-tilt", tmp_path)
+    try:
+        z, pixel = _input(work)
+        sx, sy = task.params["slope"]["sx"], task.params["slope"]["sy"]
+        n = z.shape[0]
+        y, x = (np.mgrid[0:n, 0:n] + 0.5) * pixel
+        right = z - (sx * x + sy * y) * 1e-3
+        write_gwy(work / "untilted.gwy", [("Height", z), ("Calculated 1", right)], pixel)
+        assert _score(task, work).success
+        write_gwy(work / "untilted.gwy", [("Height", data.plane_level(z))], pixel)
+        assert _score(task, work).score == 0
+        write_gwy(work / "untilted.gwy", [("Calculated 1", z - (sy * x + sx * y) * 1e-3)], pixel)
+        assert _score(task, work).score == 0
+    finally:
+        task.cleanup()
+
+
+def _mask_file(path: Path, z: np.ndarray, mask: np.ndarray, pixel: float) -> None:
+    items = {"/0/data": gwyfmt.datafield(z, pixel), "/0/data/title": "Height",
+             "/0/mask": gwyfmt.datafield(mask.astype(float), pixel, unit_z="")}
+    path.write_bytes(b"GWYP" + gwyfmt._object(GwyObject("GwyContainer", items)))
+
+
+def test_mark_grains_scores_the_mask_against_the_particles(tmp_path):
+    task, work = _stage("gwyddion/mark-grains-save", tmp_path)
+    try:
+        z, pixel = _input(work)
+        particles = task.gold["scan"]["particles"]
+        yy, xx = np.mgrid[0:z.shape[0], 0:z.shape[1]]
+        discs = np.zeros(z.shape, bool)
+        for p in particles:
+            discs |= np.hypot(xx - p["x"], yy - p["y"]) < 0.6 * p["r_px"]
+        _mask_file(work / "particles.gwy", z, discs, pixel)
+        assert _score(task, work).success
+        _mask_file(work / "particles.gwy", z, ~discs, pixel)  # the substrate marked
+        assert _score(task, work).score == 0
+        merged = discs.copy()  # two particles joined into one grain
+        a, b = particles[0], particles[1]
+        for t in np.linspace(0, 1, 400):
+            merged[int(a["y"] + t * (b["y"] - a["y"])), int(a["x"] + t * (b["x"] - a["x"]))] = True
+        _mask_file(work / "particles.gwy", z, merged, pixel)
+        assert not _score(task, work).success
+        stray = discs.copy()  # a grain on bare substrate
+        stray[2:5, 2:5] = True
+        _mask_file(work / "particles.gwy", z, stray, pixel)
+        assert not _score(task, work).success
+        write_gwy(work / "particles.gwy", [("Height", z)], pixel)  # no mask at all
+        assert _score(task, work).score == 0
+    finally:
+        task.cleanup()
+
+
+# -- answer tasks: the gold in honest forms passes, the usual mistakes fail ----------------------
+
+ANSWERS = {"gwyddion/roughness-sq": "sq_nm", "gwyddion/step-height": "step_nm"}
+
+
+@pytest.mark.parametrize("task_id", sorted(ANSWERS))
+def test_answer_forms(task_id, tmp_path):
+    task, work = _stage(task_id, tmp_path)
+    try:
+        value = task.gold["scan"][ANSWERS[task_id]]
+        for text in (f"{value:.4g} nm", f"{value:.4g}", f"{value * 10:.5g} Å",
+                     f"{value * 1e-9:.4e} m"):
+            assert _score(task, work, text).success, text
+        for text in (f"{value * 1.1:.4g} nm", f"{value:.4g} um", f"{value:.3g} or {value * 2:.3g}"):
+            assert _score(task, work, text).score == 0, text
+    finally:
+        task.cleanup()
+
+
+def test_the_infeasible_task_rewards_only_fail(tmp_path):
+    task, work = _stage("gwyddion/phase-lag-missing", tmp_path)
+    try:
+        assert _score(task, work, status="fail").success
+        assert _score(task, work, status="done").score == 0
+        assert not _score(task, work, answer="12 deg", status="fail").success
+        [channel] = gwyfmt.read_channels(work / "sample.gwy")  # really no phase channel
+        assert channel.title == "Height"
+    finally:
+        task.cleanup()

@@ -143,8 +143,9 @@ def surface(work_dir: Path, rng: np.random.Generator, path: str = "sample.gwy",
     rise along x and y. ``reference`` names arrays to keep host-side for content checks:
     "input", "levelled" (Plane Level of the input), "truth" (no background, no line noise),
     "row_aligned" (the input without its line noise, minus each row's median: Align Rows),
-    "crop" (the input inside ``region``), "scaled" (the input times ``scale``) and
-    "untilted" (the input minus the ``slope_nm_per_um`` plane).
+    "crop" (the input inside ``region``), "scaled" (the input times ``scale``), "untilted"
+    (the input minus the ``slope_nm_per_um`` plane) and "bow_removed" (the input minus its
+    least-squares polynomial of degree 2 in x and in y: Polynomial Background, degrees 2).
     """
     shape = (size, size)
     pixel = _pixel(rng, pixel_nm) * NM
@@ -214,7 +215,8 @@ def surface(work_dir: Path, rng: np.random.Generator, path: str = "sample.gwy",
     arrays = {"input": lambda: z, "levelled": lambda: levelled, "truth": lambda: truth,
               "row_aligned": lambda: steady - np.median(steady, axis=1, keepdims=True),
               "crop": lambda: z[region[1]:region[1] + region[3], region[0]:region[0] + region[2]],
-              "scaled": lambda: z * scale, "untilted": lambda: z - given}
+              "scaled": lambda: z * scale, "untilted": lambda: z - given,
+              "bow_removed": lambda: z - poly_fit(z, 2)}
     for name in reference:
         gold[name] = arrays[name]()
     if region is not None:

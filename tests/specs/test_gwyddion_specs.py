@@ -159,6 +159,8 @@ FILE_TASKS = {
     "gwyddion/crop-save": ("roi.gwy", lambda z, g, p: [
         ("Height", z), ("Height", z[p["box"]["y"]:p["box"]["y"] + p["box"]["h"],
                                     p["box"]["x"]:p["box"]["x"] + p["box"]["w"]])]),
+    "gwyddion/remove-bow-poly": ("flattened.gwy", lambda z, g, p: [
+        ("Height", z - data.poly_fit(z, 2))]),
     "gwyddion/recalibrate-z-arithmetic": ("calibrated.gwy", lambda z, g, p: [
         ("Height", z), ("Calculated 1", z * p["k"])]),
 }
@@ -177,6 +179,9 @@ def test_file_task_passes_the_right_file_and_fails_the_input(task_id, seed, tmp_
         assert right.success, right
         write_gwy(work / name, [("Height", z)], pixel)  # the input saved unchanged
         assert _score(task, work).score == 0
+        if task_id == "gwyddion/remove-bow-poly":  # the dialog's default degree 3
+            write_gwy(work / name, [("Height", z - data.poly_fit(z, 3))], pixel)
+            assert _score(task, work).score == 0
         (work / name).write_bytes(b"GWYP")  # a placeholder
         assert _score(task, work).score == 0
     finally:

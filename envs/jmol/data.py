@@ -1,0 +1,192 @@
+"""Crystal structures for the Jmol tasks, and the gold values derived from them.
+
+Every generator takes ``(work_dir, rng, **args)``, writes a seeded structure of a real compound
+(:mod:`sciagent_gym.datagen.crystals`: a structure family's space group and Wyckoff sites with
+the compound's lattice parameters jittered per seed) into the task's working directory as CIF,
+and returns what pymatgen computes for it: formula, space group, lattice, volume, density, the
+atoms of each element in the conventional cell, the shortest distance between every pair of
+elements (periodic images included) and coordination numbers. Gold values never enter the
+sandbox.
+
+Tasks name their compound through a parameter (``{"family": ..., "formula": ...}``), so the
+instruction can say which atoms to measure; the lattice jitter still comes from the seed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sciagent_gym.datagen import crystals
+
+#: Relative slack above the shortest A-X distance within which X atoms count as A's neighbours.
+SHELL_TOLERANCE = 0.10
+
+
+def build(rng: np.random.Generator, family: str, formula: str | None = None,
+          jitter: float = 0.02) -> crystals.Crystal:
+    """A seeded crystal of ``family``; with ``formula``, that compound of the family.
+
+    Without ``formula`` this is :func:`crystals.make_crystal` itself. With it, the same
+    construction for the named compound (make_crystal draws the compound at random).
+    """
+    if formula is None:
+        return crystals.make_crystal(rng, family, jitter)
+    from pymatgen.core import Lattice, Structure
+
+    fam = crystals.FAMILIES[family]
+    bare = re.sub(r"[0-9]", "", formula)
+    found = [(els, prm) for els, prm in fam["compounds"]
+             if "".join(dict.fromkeys(els[label] for label, _ in fam["sites"])) == bare]
+    if not found:
+        raise ValueError(f"no compound {formula!r} in family {family!r}")
+    elements, params = found[0]
+    species = [elements[label] for label, _ in fam["sites"]]
+    scale = 1 + float(rng.uniform(-jitter, jitter))
+    a = round(params["a"] * scale, 3)
+    c = round(params["c"] * scale, 3) if "c" in params else None
+    if fam["spacegroup"].startswith("P6"):
+        lattice = Lattice.hexagonal(a, c)
+    elif c is not None:
+        lattice = Lattice.tetragonal(a, c)
+    else:
+        lattice = Lattice.cubic(a)
+    coords = [[params["u"] if x == "u" else x for x in frac] for _, frac in fam["sites"]]
+    structure = Structure.from_spacegroup(fam["spacegroup"], lattice, species, coords)
+    return crystals.describe(structure, family, order=species)
+
+
+def pair_distances(crystal: crystals.Crystal, cutoff: float = 6.0) -> dict[str, float]:
+    """Shortest distance (A) between every ordered pair of elements "A-B" (and "A-A"),
+    periodic images included."""
+    s = crystal.structure
+    out: dict[str, float] = {}
+    for site in s:
+        a = site.specie.symbol
+        for n in s.get_neighbors(site, cutoff):
+            key = f"{a}-{n.specie.symbol}"
+            d = float(n.nn_distance)
+            if d > 1e-6 and d < out.get(key, np.inf):
+                out[key] = d
+    return {k: round(v, 4) for k, v in sorted(out.items())}
+
+
+def coordination(crystal: crystals.Crystal, centre: str, ligand: str) -> int:
+    """How many ``ligand`` atoms surround a ``centre`` atom in its first shell (within
+    :data:`SHELL_TOLERANCE` of the shortest centre-ligand distance)."""
+    s = crystal.structure
+    site = next(x for x in s if x.specie.symbol == centre)
+    shell = [n.nn_distance for n in s.get_neighbors(site, 6.0) if n.specie.symbol == ligand]
+    shortest = min(shell)
+    return int(sum(d <= shortest * (1 + SHELL_TOLERANCE) for d in shell))
+
+
+def min_angle(crystal: crystals.Crystal, centre: str, ligand: str) -> float:
+    """The smallest ligand-centre-ligand angle (degrees) between two bonds of a ``centre``
+    atom's first shell of ``ligand`` atoms (as :func:`coordination` counts it)."""
+    s = crystal.structure
+    site = next(x for x in s if x.specie.symbol == centre)
+    shell = [n for n in s.get_neighbors(site, 6.0) if n.specie.symbol == ligand]
+    shortest = min(n.nn_distance for n in shell)
+    vectors = [n.coords - site.coords for n in shell
+               if n.nn_distance <= shortest * (1 + SHELL_TOLERANCE)]
+    best = 180.0
+    for u, v in itertools.combinations(vectors, 2):
+        cos = float(np.dot(u, v) / np.linalg.norm(u) / np.linalg.norm(v))
+        best = min(best, float(np.degrees(np.arccos(np.clip(cos, -1, 1)))))
+    return best
+
+
+def crystal(work: Path, rng: np.random.Generator, family: str, formula: str | None = None,
+            path: str = "crystal.cif", symmetrized: bool = True, centre: str | None = None,
+            ligand: str | None = None, species: str | None = None, cells: int | None = None,
+            ) -> dict[str, Any]:
+    """Write the seeded crystal to ``path`` as CIF. Gold: :meth:`Crystal.gold` (formula,
+    spacegroup, spacegroup_number, a, b, c, alpha, beta, gamma, density in g/cm3, volume in
+    A3, nsites), ``counts`` ({element: atoms in the conventional cell}), ``distance``
+    ({"A-B": shortest A-B distance in A}), ``cn`` ({"A-B": how many B around each A}),
+    ``elements`` (in site order) and ``volume_nm3``. With ``centre`` and ``ligand``: ``bond`` (their
+    shortest distance), ``centre_cn`` and ``angle`` (:func:`min_angle`); with ``species``:
+    ``species_count`` (its atoms in the conventional cell); with ``cells``: ``cells_sites``
+    (the atoms of that many conventional cells)."""
+    c = build(rng, family, formula)
+    (work / path).write_text(crystals.cif_text(c, symmetrized=symmetrized))
+    elements = list(dict.fromkeys(site.specie.symbol for site in c.structure))
+    counts = {el: int(sum(site.specie.symbol == el for site in c.structure)) for el in elements}
+    distances = pair_distances(c)
+    cn = {f"{a}-{b}": int(coordination(c, a, b))
+          for a, b in itertools.permutations(elements, 2) if f"{a}-{b}" in distances}
+    gold = c.gold()
+    gold.update({"counts": counts, "distance": distances, "cn": cn, "elements": elements,
+                 "volume": round(c.volume, 4), "density": round(c.density, 4),
+                 "volume_nm3": round(c.volume / 1000, 6)})
+    if centre and ligand:
+        gold.update({"bond": distances[f"{centre}-{ligand}"], "centre_cn": cn[f"{centre}-{ligand}"],
+                     "angle": round(min_angle(c, centre, ligand), 3)})
+    if species:
+        gold["species_count"] = counts[species]
+    if cells:
+        gold["cells_sites"] = c.nsites * int(cells)
+    return gold
+
+
+#: Jmol's headless build renders the gold images: the same renderer as the GUI's.
+JMOL_DATA = "/usr/share/java/JmolData.jar"
+#: The GUI's display size (the adapter's -g): an image written at this size matches the GUI's.
+DISPLAY = (960, 640)
+
+
+class GoldError(RuntimeError):
+    """Headless Jmol could not render a gold image."""
+
+
+def render_view(cif: Path, script: str, timeout: float = 120.0) -> np.ndarray:
+    """What Jmol shows after loading ``cif`` and running ``script`` (``$CIF`` stands for the
+    file), rendered by headless Jmol at the GUI's display size, as an RGB array. The input
+    is this task's own generated CIF, never an agent's file."""
+    from PIL import Image
+
+    width, height = DISPLAY
+    with tempfile.TemporaryDirectory(prefix="sciagent-jmol-gold-") as tmp:
+        out = Path(tmp) / "gold.png"
+        spt = Path(tmp) / "gold.spt"
+        spt.write_text(script.replace("$CIF", str(cif))
+                       + f'\nwrite image {width} {height} png "{out}"\n')
+        argv = ["java", f"-Duser.home={tmp}", "-Djava.awt.headless=true", "-jar", JMOL_DATA,
+                "-n", "-i", "-g", f"{width}x{height}", "-s", str(spt)]
+        try:
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                                 cwd=tmp, env={"PATH": "/usr/bin:/bin", "HOME": tmp,
+                                               "LANG": "C.UTF-8"})
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GoldError(f"headless Jmol did not run: {exc}") from None
+        if not out.is_file():
+            raise GoldError(f"headless Jmol wrote no image (exit {res.returncode}): "
+                            f"{(res.stderr or res.stdout)[-800:]}")
+        with Image.open(out) as img:
+            return np.asarray(img.convert("RGB")).copy()
+
+
+def view(work: Path, rng: np.random.Generator, family: str, formula: str | None = None,
+         lattice: str = "2 2 2", axis: str = "c", background: str = "white",
+         path: str = "crystal.cif") -> dict[str, Any]:
+    """Write the seeded crystal to ``path``; gold: :func:`crystal`'s values and ``render``,
+    the view of a ``lattice`` block of cells looked at down ``axis`` on ``background`` (an
+    array: the task stores it host-side as the reference image)."""
+    gold = crystal(work, rng, family, formula, path)
+    script = (f'load "$CIF" {{{lattice}}}\nbackground {background}\n'
+              f"moveto 0 axis {axis}\n")
+    gold["render"] = render_view(work / path, script)
+    return gold
+
+
+GENERATORS = {
+    "crystal": crystal,
+    "view": view,
+}

@@ -1,0 +1,109 @@
+"""The materials code env: an xterm in the agent zone, beside a local OPTIMADE server.
+
+The program is a terminal whose shell is the agent's own: xterm runs in the agent zone
+(``program_zone = "agent"``), with the same uid, /tmp and network namespace as the agent's
+``run()`` commands. Before the window opens, a short boot script (``BOOT``, run by the
+sandbox's ``/usr/bin/python3``) writes :mod:`inside.optimade_server` to the zone's private /tmp,
+starts it on ``127.0.0.1:PORT`` over the structure database staged into the work directory
+(``.optimade/structures.json``, :mod:`.db`) and waits until it accepts connections; only then
+does it exec xterm, so a visible terminal means a running server. The loopback interface is
+the agent zone's own (bubblewrap's ``--unshare-net``): nothing outside this env reaches it.
+
+There is no state channel to isolate: the env's state is what the agent wrote into the work
+directory and what it answered, and gold values are computed on the host from the pristine
+database in the user cache (never from the staged copy, which the agent may edit).
+
+The shell shows its state in the window title: ``Materials terminal: running`` while a command
+runs (bash's ``PS0``) and ``Materials terminal: ready N`` at the N-th prompt after the first
+(``PROMPT_COMMAND``), which is what an agent (and a GUI oracle) waits for before reading output.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.controller.windows import WindowInfo
+from sciagent_gym.errors import ToolScriptError
+from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+
+if TYPE_CHECKING:
+    from sciagent_gym.tasks.task import Task
+
+SERVER_SOURCE = (Path(__file__).parent / "inside" / "optimade_server.py").read_text()
+PORT = 8000
+URL = f"http://127.0.0.1:{PORT}/v1"
+DB_RELPATH = ".optimade/structures.json"
+TITLE = "Materials terminal"
+READY = re.compile(rf"^{TITLE}: ready \d+$")
+#: Font and geometry: DejaVu Sans Mono 14 pt, 110 x 32 cells (about 1210 x 740 px) at (0, 0).
+XTERM = ["xterm", "-T", TITLE, "-n", TITLE, "-fa", "DejaVu Sans Mono", "-fs", "14",
+         "-geometry", "110x32+0+0", "-bg", "white", "-fg", "black", "-cr", "black", "+sb",
+         "-sl", "5000", "-ut", "+bc", "-xrm", "XTerm*allowTitleOps: true",
+         "-xrm", "XTerm*selectToClipboard: true", "-e", "/bin/bash", "--norc", "--noprofile",
+         "-i"]
+SHELL_ENV = {
+    "PS1": r"\w$ ",
+    "PS0": rf"\e]0;{TITLE}: running\a",
+    "PROMPT_COMMAND": rf'printf "\033]0;{TITLE}: ready %d\007" "$((__sag_n++))"',
+    "OPTIMADE_URL": URL,
+    "TERM": "xterm",
+}
+
+# argv: server source, database path, port, "--", the xterm command line.
+BOOT = r"""
+import os, socket, subprocess, sys, time
+source, db, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+xterm = sys.argv[sys.argv.index("--") + 1:]
+folder = os.path.join(os.environ.get("TMPDIR", "/tmp"), "optimade")
+os.makedirs(folder, exist_ok=True)
+server = os.path.join(folder, "optimade_server.py")
+with open(server, "w") as fh:
+    fh.write(source)
+log = open(os.path.join(folder, "server.log"), "ab")
+subprocess.Popen(["/usr/bin/python3", "-S", server, db, "--port", str(port)],
+                 stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+deadline = time.monotonic() + 120
+while True:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        break
+    except OSError:
+        if time.monotonic() > deadline:
+            sys.exit("the OPTIMADE server did not start; see " + folder + "/server.log")
+        time.sleep(0.05)
+os.execvp(xterm[0], xterm)
+"""
+
+
+class Adapter(ToolAdapter):
+    program_zone = "agent"
+    ready_timeout = 60.0
+
+    def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
+        db = f"{provider.paths['work']}/{DB_RELPATH}"
+        return ["/usr/bin/python3", "-S", "-c", BOOT, SERVER_SOURCE, db, str(PORT), "--",
+                *XTERM]
+
+    def launch_env(self, provider: ProgramHost) -> dict[str, str]:
+        return dict(SHELL_ENV)
+
+    def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
+        return any(READY.match(w.title) and w.width > 1 and w.height > 1 for w in windows)
+
+    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
+        raise ToolScriptError("the materials terminal has no state channel: its results are "
+                              "the work directory's files and the answer")
+
+    def run_script(self, provider: ChannelHost, code: str, timeout: float = 60.0) -> str:
+        """Run shell ``code`` where the terminal's shell runs (the agent zone), as a task
+        author's oracle step; returns its output. Fails on a non-zero exit."""
+        run = getattr(provider, "run_command", None)
+        if run is None:
+            raise ToolScriptError("this provider cannot run shell commands")
+        result = run(code, timeout=timeout)
+        if result.returncode != 0 or result.timed_out:
+            raise ToolScriptError(f"oracle command failed ({result.returncode}): "
+                                  f"{result.output[-800:]}")
+        return result.output

@@ -243,14 +243,16 @@ def test_mark_grains_scores_the_mask_against_the_particles(tmp_path):
 
 # -- answer tasks: the gold in honest forms passes, the usual mistakes fail ----------------------
 
-ANSWERS = {"gwyddion/roughness-sq": "sq_nm", "gwyddion/step-height": "step_nm"}
+ANSWERS = {"gwyddion/roughness-sq": "sq_nm", "gwyddion/roughness-sa-region": "region.sa_nm"}
 
 
 @pytest.mark.parametrize("task_id", sorted(ANSWERS))
 def test_answer_forms(task_id, tmp_path):
     task, work = _stage(task_id, tmp_path)
     try:
-        value = task.gold["scan"][ANSWERS[task_id]]
+        value = task.gold["scan"]
+        for key in ANSWERS[task_id].split("."):
+            value = value[key]
         for text in (f"{value:.4g} nm", f"{value:.4g}", f"{value * 10:.5g} Å",
                      f"{value * 1e-9:.4e} m"):
             assert _score(task, work, text).success, text

@@ -30,7 +30,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     env_id = args.env.split(":", 1)[-1]
     if env_id not in gym.registry:
-        known = ", ".join(k for k in gym.registry if k.startswith("SciGUI-"))
+        known = ", ".join(k for k in gym.registry if k.startswith(("SciGUI-", "SciCode-")))
         print(f"error: unknown env {args.env!r} (known: {known})", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else None

@@ -1,0 +1,186 @@
+"""Input data for the Fityk tasks, and the gold values that made it.
+
+Every generator takes ``(work_dir, rng, **args)``, writes two-column text files (x, y) into the
+task's working directory, as diffractometers and spectrometers export them, and returns the
+parameters that generated them, so the gold is what the data really holds, not what one fit of
+it found:
+
+- :func:`xrd_pattern`: a powder pattern of a seeded crystal (rock salt, fluorite, perovskite,
+  ...) from :mod:`sciagent_gym.datagen.crystals` (pymatgen's kinematic XRD calculator, Cu Kalpha
+  at 1.54184 A, the Kalpha1/Kalpha2 weighted mean, without a separate Kalpha2 component), with
+  pseudo-Voigt profiles of one seeded FWHM, a quadratic background and Poisson counting noise.
+- :func:`spectrum`: a measured-looking spectrum with known bands (Raman D/D'/G bands of a
+  disordered carbon, an XPS C 1s envelope, a photoluminescence doublet) on a sloped linear
+  baseline, with counting noise.
+
+Peak conventions are Fityk's: a band's ``fwhm`` is the full width at half maximum (Fityk's
+Gaussian, Lorentzian and PseudoVoigt parameter ``hwhm`` is half of it), ``area`` is the
+integral above the baseline.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sciagent_gym.datagen import crystals
+
+CU_KA = 1.54184  # A: pymatgen's "CuKa", the weighted mean of Kalpha1 and Kalpha2
+SQRT_PI_LN2 = math.sqrt(math.pi / math.log(2))
+#: Families whose strongest reflection stands alone at this resolution (checked per seed too).
+XRD_FAMILIES = ("rocksalt", "fluorite", "perovskite", "zincblende", "cesium-chloride")
+
+
+def pv_area(height: float, fwhm: float, eta: float) -> float:
+    """Integral of a pseudo-Voigt of this height, FWHM and Lorentzian fraction."""
+    return height * fwhm / 2 * (eta * math.pi + (1 - eta) * SQRT_PI_LN2)
+
+
+def bragg_d(two_theta: float, wavelength: float = CU_KA) -> float:
+    """d-spacing (A) of a reflection at ``two_theta`` degrees (first order)."""
+    return wavelength / (2 * math.sin(math.radians(two_theta / 2)))
+
+
+def scherrer_nm(two_theta: float, fwhm_deg: float, k: float = 0.9,
+                wavelength: float = CU_KA) -> float:
+    """Crystallite size (nm) from the Scherrer equation, FWHM in degrees 2theta."""
+    beta = math.radians(fwhm_deg)
+    return k * wavelength / (beta * math.cos(math.radians(two_theta / 2))) / 10
+
+
+def _hkl(hkl: tuple[int, ...]) -> str:
+    return "(" + "".join(str(abs(i)) for i in hkl) + ")"
+
+
+def _isolated(peaks: list[crystals.Peak], peak: crystals.Peak, window: float) -> bool:
+    return all(p is peak or abs(p.two_theta - peak.two_theta) > window or p.intensity < 2
+               for p in peaks)
+
+
+def xrd_pattern(work: Path, rng: np.random.Generator, path: str = "pattern.xy",
+                families: list[str] | None = None, window: float = 1.2,
+                two_theta: list[float] | None = None, strongest_hkl: str | None = None,
+                crop: list[float] | None = None) -> dict[str, Any]:
+    """A powder pattern whose two strongest reflections each stand alone within ``window``
+    degrees (the strongest indexed ``strongest_hkl`` when given, e.g. "(200)"); gold: the
+    crystal, the profile, those two reflections and, with ``crop`` [lo, hi], the points and
+    summed counts inside that 2theta range."""
+    lo, hi = two_theta or (10.0, 90.0)
+    choices = list(families or XRD_FAMILIES)
+    for _ in range(100):
+        crystal = crystals.make_crystal(rng, str(rng.choice(choices)))
+        peaks = [p for p in crystals.xrd_peaks(crystal, two_theta=(lo, hi))]
+        ranked = sorted(peaks, key=lambda p: -p.intensity)
+        if len(ranked) >= 3 and ranked[1].intensity < 90 and all(
+                _isolated(peaks, p, window) for p in ranked[:2]) and (
+                strongest_hkl is None or _hkl(ranked[0].hkl) == strongest_hkl):
+            break
+    else:  # pragma: no cover - the families above always give one within a few draws
+        raise RuntimeError("no crystal with isolated strong reflections")
+    pattern = crystals.powder_pattern(rng, peaks, two_theta=(lo, hi))
+    header = (f"{crystal.formula} ({crystal.family}) powder pattern, Cu Kalpha "
+              f"(lambda = {CU_KA} A)\ncolumns: 2theta (degrees), counts")
+    (work / path).write_text(pattern.xy_text(header))
+
+    def describe(p: crystals.Peak) -> dict[str, Any]:
+        height = pattern.height * p.intensity / 100
+        return {"two_theta": p.two_theta, "theta": p.two_theta / 2, "d": bragg_d(p.two_theta),
+                "hkl": _hkl(p.hkl), "h2k2l2": int(sum(i * i for i in p.hkl)),
+                "intensity": p.intensity, "height": height,
+                "area": pv_area(height, pattern.fwhm, pattern.eta),
+                "lo": round(p.two_theta - 1.0, 1), "hi": round(p.two_theta + 1.0, 1),
+                "scherrer_nm": scherrer_nm(p.two_theta, pattern.fwhm)}
+
+    strongest, second = describe(ranked[0]), describe(ranked[1])
+    x = pattern.two_theta
+    gold = {
+        **crystal.gold(), "wavelength": CU_KA, "step": 0.02, "points": int(len(x)),
+        "sum_y": float(pattern.counts.sum()),
+        "fwhm": pattern.fwhm, "hwhm": pattern.fwhm / 2, "eta": pattern.eta,
+        "strongest": strongest, "second": second, "n_peaks": len(peaks),
+        "area_ratio_pct": 100 * second["area"] / strongest["area"],
+    }
+    if crop is not None:
+        inside = (x >= float(crop[0]) - 1e-9) & (x <= float(crop[1]) + 1e-9)
+        outside_lo, outside_hi = x < float(crop[0]) - 1e-9, x > float(crop[1]) + 1e-9
+        gold["crop"] = {"points": int(np.count_nonzero(inside)),
+                        "sum_y": float(pattern.counts[inside].sum()),
+                        "x_min": float(x[inside].min()), "x_max": float(x[inside].max()),
+                        "points_low_cut_only": int(np.count_nonzero(~outside_lo)),
+                        "points_high_cut_only": int(np.count_nonzero(~outside_hi))}
+    return gold
+
+
+# -- spectra -----------------------------------------------------------------------------------
+
+#: kind -> axis (lo, hi, step), unit, bands (name, centre range, FWHM range, relative height
+#: range, Lorentzian fraction), baseline (offset range, slope range per axis unit), peak
+#: height range (counts) and the profile Fityk fits it with.
+SPECTRA: dict[str, dict[str, Any]] = {
+    "raman-carbon": {
+        "axis": (1000.0, 1900.0, 1.0), "unit": "cm-1", "label": "Raman shift (cm-1)",
+        "bands": [("D", (1335, 1360), (60, 110), (0.55, 1.0), 1.0),
+                  ("G", (1578, 1595), (45, 70), (0.8, 1.0), 1.0),
+                  ("D'", (1612, 1625), (25, 35), (0.15, 0.3), 1.0)],
+        "baseline": ((150, 400), (0.05, 0.25)), "height": (1500, 4000),
+        "profile": "Lorentzian", "noise": "poisson"},
+    "xps-c1s": {
+        "axis": (280.0, 294.0, 0.05), "unit": "eV", "label": "binding energy (eV)",
+        "bands": [("C-C", (284.6, 285.0), (1.0, 1.4), (1.0, 1.0), 0.0),
+                  ("C-O", (286.2, 286.6), (1.1, 1.5), (0.25, 0.45), 0.0),
+                  ("O-C=O", (288.6, 289.0), (1.1, 1.5), (0.12, 0.25), 0.0)],
+        "baseline": ((300, 700), (-20, 20)), "height": (3000, 9000),
+        "profile": "Gaussian", "noise": "poisson"},
+    "pl-doublet": {
+        "axis": (450.0, 750.0, 0.5), "unit": "nm", "label": "wavelength (nm)",
+        "bands": [("green", (540, 575), (18, 32), (1.0, 1.0), 0.0),
+                  ("red", (595, 630), (40, 60), (0.4, 0.8), 0.0)],
+        "baseline": ((50, 150), (-0.1, 0.1)), "height": (800, 2000),
+        "profile": "Gaussian", "noise": "poisson"},
+}
+
+
+def _band(x: np.ndarray, height: float, center: float, fwhm: float, eta: float) -> np.ndarray:
+    return height * crystals.pseudo_voigt(x, center, fwhm, eta)
+
+
+def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spectrum.dat"
+             ) -> dict[str, Any]:
+    """A spectrum of ``kind`` (:data:`SPECTRA`); gold: its bands by name and sorted by
+    centre, and the baseline."""
+    spec = SPECTRA[kind]
+    lo, hi, step = spec["axis"]
+    x = np.round(np.arange(lo, hi + step / 2, step), 4)
+    top = float(rng.uniform(*spec["height"]))
+    b0, b1 = (float(rng.uniform(*r)) for r in spec["baseline"])
+    mid = (lo + hi) / 2
+    y = b0 + b1 * (x - mid)
+    bands = []
+    for name, c_range, w_range, h_range, eta in spec["bands"]:
+        center = round(float(rng.uniform(*c_range)), 3)
+        fwhm = round(float(rng.uniform(*w_range)), 4)
+        height = top * float(rng.uniform(*h_range))
+        y = y + _band(x, height, center, fwhm, eta)
+        bands.append({"name": name, "center": center, "fwhm": fwhm, "hwhm": fwhm / 2,
+                      "height": height, "eta": eta, "area": pv_area(height, fwhm, eta)})
+    y = np.clip(y, 1, None)
+    counts = rng.poisson(y).astype(float)
+    lines = [f"# {kind} spectrum, {spec['label']} vs counts"]
+    lines += [f"{a:.4f} {c:.0f}" for a, c in zip(x, counts, strict=True)]
+    (work / path).write_text("\n".join(lines) + "\n")
+    ordered = sorted(bands, key=lambda b: b["center"])
+    total = sum(b["area"] for b in bands)
+    return {"kind": kind, "unit": spec["unit"], "profile": spec["profile"],
+            "bands": {b["name"]: b for b in bands}, "sorted": ordered,
+            "centers": [b["center"] for b in ordered], "fwhms": [b["fwhm"] for b in ordered],
+            "areas": [b["area"] for b in ordered],
+            "area_fractions": [b["area"] / total for b in ordered],
+            "area_pcts": [100 * b["area"] / total for b in ordered],
+            "baseline_offset": b0 - b1 * mid, "baseline_slope": b1, "points": int(len(x)),
+            "n_bands": len(bands), "lo": lo, "hi": hi}
+
+
+GENERATORS = {"xrd_pattern": xrd_pattern, "spectrum": spectrum}

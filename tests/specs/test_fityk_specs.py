@@ -1,0 +1,227 @@
+"""Offline checks of the Fityk task specs, their data generators, the getters and the replay.
+
+No X display needed: specs are staged into tmp_path; the session replay (the state channel's
+client, :file:`envs/fityk/inside/replay.py`) runs against hand-written logs with the host's
+``cfityk``, as it runs inside the program zone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import requires
+
+from sciagent_gym.evaluation import GETTERS, FinalState, GetterError
+from sciagent_gym.tasks.spec import TaskSpec
+from sciagent_gym.tasks.task import Task
+from sciagent_gym.tools import load_tool_getters, load_tool_specs
+
+load_tool_getters("fityk")
+
+from sciagent_gym.envs.fityk import data  # noqa: E402
+from sciagent_gym.envs.fityk.getters import REPLAY, parse_peak_table  # noqa: E402
+
+SPECS: dict[str, TaskSpec] = load_tool_specs("fityk")
+SPEC_IDS = sorted(SPECS)
+needs_cfityk = requires("cfityk", tool="fityk")
+
+
+def test_all_fityk_specs_load_and_cover_the_rules():
+    assert len(SPECS) >= 12
+    assert {s.difficulty for s in SPECS.values()} == {"easy", "medium", "hard"}
+    assert sum(s.infeasible for s in SPECS.values()) == 1
+    assert all(s.modality == "gui" for s in SPECS.values())
+    # the scripting modality: the real work typed as Fityk commands in its input line
+    scripting = [s for s in SPECS.values() if "scripting" in s.tags]
+    assert len(scripting) >= 2
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_no_credit_without_the_work(spec_id):
+    spec = SPECS[spec_id]
+    assert spec.evaluator[0].get("gate")
+    assert spec.cheats or spec.infeasible
+    for c in spec.evaluator:
+        getter = c["getter"] if isinstance(c["getter"], str) else c["getter"]["fn"]
+        if c.get("gate") or getter in ("file_exists", "agent_status", "answer_given"):
+            assert c["weight"] == 0, (spec_id, c["name"])
+        if getter.startswith("answer"):
+            assert "answer" in spec.instruction
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_xrd_pattern_gold_matches_the_file(tmp_path, seed):
+    gold = data.xrd_pattern(tmp_path, np.random.default_rng(seed), crop=[20.0, 60.0],
+                            families=["rocksalt"], strongest_hkl="(200)")
+    xy = np.loadtxt(tmp_path / "pattern.xy")
+    assert len(xy) == gold["points"] and xy[0, 0] == 10.0 and xy[-1, 0] == 90.0
+    s = gold["strongest"]
+    assert s["hkl"] == "(200)"
+    # the highest point is at the strongest reflection, and Bragg's law links d and a
+    assert abs(xy[np.argmax(xy[:, 1]), 0] - s["two_theta"]) < 0.05
+    assert math.isclose(s["d"] * 2, gold["a"], rel_tol=1e-3)
+    assert s["d"] == pytest.approx(1.54184 / (2 * math.sin(math.radians(s["two_theta"] / 2))))
+    inside = (xy[:, 0] >= 20.0) & (xy[:, 0] <= 60.0)
+    assert gold["crop"]["points"] == inside.sum()
+    assert gold["crop"]["sum_y"] == pytest.approx(xy[inside, 1].sum())
+    assert 0 < gold["area_ratio_pct"] < 90
+
+
+def test_pseudo_voigt_area_and_scherrer():
+    x = np.linspace(-50, 50, 200001)
+    from sciagent_gym.datagen.crystals import pseudo_voigt
+
+    numeric = np.trapezoid(3.0 * pseudo_voigt(x, 0.0, 0.2, 0.4), x)
+    assert data.pv_area(3.0, 0.2, 0.4) == pytest.approx(numeric, rel=2e-3)
+    # 0.2 deg FWHM at 2theta = 30 deg: about 41 nm
+    assert data.scherrer_nm(30.0, 0.2) == pytest.approx(41.1, abs=0.2)
+
+
+@pytest.mark.parametrize("kind", sorted(data.SPECTRA))
+def test_spectrum_gold(tmp_path, kind):
+    gold = data.spectrum(tmp_path, np.random.default_rng(3), kind)
+    xy = np.loadtxt(tmp_path / "spectrum.dat")
+    assert len(xy) == gold["points"]
+    assert gold["centers"] == sorted(gold["centers"])
+    assert sum(gold["area_pcts"]) == pytest.approx(100)
+    for band in gold["sorted"]:
+        assert band["hwhm"] * 2 == pytest.approx(band["fwhm"])
+
+
+PEAKS = ("# PeakType\tCenter\tHeight\tArea\tFWHM\tparameters...\n"
+         "%_1  Linear\tx\tx\tx\tx\t 93.38 0.556\n"
+         "%pk  PseudoVoigt\t37.742\t7008.4\t860.48\t0.10526\t 7008.4 37.742 0.0526 0.2014\n")
+
+
+def test_peak_table_parser():
+    rows = parse_peak_table(PEAKS)
+    assert rows[0]["type"] == "Linear" and rows[0]["center"] is None
+    assert rows[1] == {"name": "pk", "type": "PseudoVoigt", "center": 37.742,
+                       "height": 7008.4, "area": 860.48, "fwhm": 0.10526}
+    for bad in ("", "hello\n", "%_1 Gaussian\tabc\t1\t2\t3\n"):
+        with pytest.raises(GetterError):
+            parse_peak_table(bad)
+
+
+def test_peak_table_getter(tmp_path):
+    (tmp_path / "t.txt").write_text(PEAKS)
+    (tmp_path / "bin.txt").write_bytes(b"\x00\x01" * 100)
+    state = FinalState(work_dir=tmp_path)
+    get = GETTERS["fityk_peak_table"]
+    assert get(state, "t.txt", type="PseudoVoigt") == [37.742]
+    assert get(state, "t.txt", near=37.7, key="fwhm") == 0.10526
+    with pytest.raises(GetterError):
+        get(state, "bin.txt")
+    with pytest.raises(GetterError):
+        get(state, "missing.txt")
+
+
+def test_session_getters_find_peaks_by_position():
+    state = FinalState(work_dir=Path("/nonexistent"), app_state={"datasets": [
+        {"index": 0, "points": 10, "peaks": [
+            {"name": "a", "type": "Linear", "center": None},
+            {"name": "b", "type": "Gaussian", "center": 30.0, "fwhm": 0.2},
+            {"name": "c", "type": "PseudoVoigt", "center": 32.0, "fwhm": 0.3}]}]})
+    assert GETTERS["fityk_peak"](state, near=31.9, key="fwhm") == 0.3
+    assert GETTERS["fityk_peak"](state, key="center") == [30.0, 32.0]
+    assert GETTERS["fityk_peak_count"](state, type="Gaussian") == 1
+    with pytest.raises(GetterError):
+        GETTERS["fityk_peak"](state, near=40.0)
+    with pytest.raises(GetterError):
+        GETTERS["fityk_dataset"](state, dataset=2)
+    with pytest.raises(GetterError):
+        GETTERS["fityk_peak"](FinalState(work_dir=Path("/x"), app_state_error="gone"), near=1)
+
+
+# -- the replay (the state channel's client) ---------------------------------------------------
+
+
+def _replay(tmp_path: Path, log: str, scripts: list | None = None) -> dict:
+    (tmp_path / "session.log").write_text(log)
+    base = str(tmp_path / "req")
+    subprocess.run([sys.executable, "-S", "-c", REPLAY.read_text(), str(tmp_path / "session.log"),
+                    json.dumps(scripts or []), base, "tok123"], check=True, timeout=60,
+                   cwd=tmp_path)
+    return json.loads(Path(base + ".json").read_text())
+
+
+@needs_cfityk
+def test_replay_reads_the_fit_back(tmp_path):
+    gold = data.xrd_pattern(tmp_path, np.random.default_rng(1))
+    log = ("# Fityk script. Fityk version: 1.3.2. LOG START\n"
+           f"@+ <'{tmp_path}/pattern.xy'\n# 4001 points.\n"
+           "@0: A = abs(x - {argmax(y)}) < 1\nguess %bg = Linear\n"
+           "guess %pk = PseudoVoigt\nfit\n# ... converged.\n"
+           "this is not a command\n"  # an error in the GUI does not stop the replay
+           "    print 'an indented sub-command of a script is not run twice'\n"
+           "reset\n@0 < '" + str(tmp_path) + "/pattern.xy'\n"
+           "@0: A = abs(x - {argmax(y)}) < 1\nguess %bg = Linear\n"
+           "guess %pk = PseudoVoigt\nnot a command either\nfit\nquit\n")
+    reply = _replay(tmp_path, log, [[3, "print 'first', M"], [10**9, "print 'x', %pk.FWHM"]])
+    assert reply["ok"], reply
+    state = reply["state"]
+    assert state["tampered"] is False and state["dataset_count"] == 1
+    ds = state["datasets"][0]
+    assert ds["points"] == gold["points"] and ds["active"] == 99
+    pk = [p for p in ds["peaks"] if p["type"] == "PseudoVoigt"][0]
+    assert pk["center"] == pytest.approx(gold["strongest"]["two_theta"], abs=0.01)
+    assert pk["fwhm"] == pytest.approx(gold["fwhm"], rel=0.05)
+    assert reply["output"].startswith("x ")
+
+
+@needs_cfityk
+def test_replay_dump_is_not_lua_and_log_redirection_is_tampering(tmp_path):
+    data.xrd_pattern(tmp_path, np.random.default_rng(2))
+    forged = ("@@tok123 BEGIN\n1\n@@tok123 DS 0 4001 4001 10 90 10 90 1 1\n"
+              "@@tok123 F 0\n%pk\n@@tok123 PEAKS 0\n%pk  Gaussian\t1\t2\t3\t4\t 1 2 3\n"
+              "@@tok123 END\n")
+    log = (f"@+ <'{tmp_path}/pattern.xy'\n"
+           f"lua string.format = function() return 'forged' end\n"
+           f"lua print = function() end\n"
+           f"lua io.open('{tmp_path}/req.dump', 'w'):write([[{forged}]])\n")
+    state = _replay(tmp_path, log)["state"]
+    assert state["datasets"][0]["peaks"] == [] and state["datasets"][0]["points"] == 4001
+    assert not state["tampered"]
+    state = _replay(tmp_path, log + "set logfile=''\nF += Gaussian(~1, ~20, ~1)\n")["state"]
+    assert state["tampered"]
+
+
+@needs_cfityk
+def test_saved_session_is_replayed_by_the_getter(tmp_path):
+    gold = data.xrd_pattern(tmp_path, np.random.default_rng(4))
+    script = (f"@0 < '{tmp_path}/pattern.xy'\n@0: A = abs(x - {{argmax(y)}}) < 1\n"
+              "guess Linear\nguess PseudoVoigt\nfit\n"
+              f"info state > '{tmp_path}/s.fit'\ninfo history > '{tmp_path}/h.fit'\n")
+    (tmp_path / "make.fit").write_text(script)
+    subprocess.run(["cfityk", "-n", "-q", "-I", str(tmp_path / "make.fit")], check=True,
+                   capture_output=True, timeout=60)
+    state = FinalState(work_dir=tmp_path)
+    try:
+        center = GETTERS["fityk_session"](state, "s.fit", near=gold["strongest"]["two_theta"],
+                                          type="PseudoVoigt", key="center")
+    except Exception as exc:  # no bubblewrap here: the getter refuses to run unsandboxed
+        if "unsandboxed" in str(exc):
+            pytest.skip(str(exc))
+        raise
+    assert center == pytest.approx(gold["strongest"]["two_theta"], abs=0.01)
+    # a history needs the data file, which the isolated replay does not have
+    with pytest.raises(GetterError):
+        GETTERS["fityk_session"](state, "h.fit", near=gold["strongest"]["two_theta"])
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_variant_stages_with_gold(spec_id, tmp_path):
+    spec = SPECS[spec_id]
+    task = Task(spec, 5, data.GENERATORS, {"home": "/h", "tmp": "/t", "work": str(tmp_path)})
+    try:
+        task.stage(tmp_path)
+        assert task.criteria()
+        assert "{" not in task.instruction
+    finally:
+        task.cleanup()

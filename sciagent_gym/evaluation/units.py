@@ -45,6 +45,21 @@ def _units() -> dict[str, Unit]:
         ("dB", "level", 1.0, ("db", "decibel", "decibels")),
         ("%", "fraction", 0.01, ("percent", "per cent")),
         ("ha", "area", 1e4, ("hectare", "hectares")),
+        # materials science and spectroscopy
+        ("eV", "energy", 1.0, ("ev", "electronvolt", "electronvolts", "electron volts")),
+        ("meV", "energy", 1e-3, ()),
+        ("keV", "energy", 1e3, ()),
+        ("cm⁻¹", "wavenumber", 1.0, ("cm-1", "cm^-1", "1/cm", "wavenumbers")),
+        ("Pa", "pressure", 1.0, ("pascal", "pascals")),
+        ("kPa", "pressure", 1e3, ()),
+        ("MPa", "pressure", 1e6, ()),
+        ("GPa", "pressure", 1e9, ()),
+        ("K", "temperature", 1.0, ("kelvin",)),
+        ("g/cm³", "density", 1.0, ("g/cm3", "g/cm^3", "g cm-3", "g cm^-3", "g cm⁻³",
+                                  "g/cc")),
+        ("kg/m³", "density", 1e-3, ("kg/m3", "kg/m^3", "kg m-3", "kg m^-3", "kg m⁻³")),
+        ("Å³", "volume", 1.0, ("Å3", "Å^3", "A^3", "A3", "angstrom^3", "cubic angstroms")),
+        ("nm³", "volume", 1e3, ("nm3", "nm^3")),
     ]
     out: dict[str, Unit] = {}
     for name, dim, factor, aliases in table:
@@ -67,13 +82,13 @@ UNITS: dict[str, Unit] = _units()
 # Longest spelling first, so "kHz" wins over "h", "µm²" over "µm", "ms" over "m".
 _SPELLINGS = sorted(UNITS, key=len, reverse=True)
 _UNIT_RE = re.compile(
-    r"\s*(" + "|".join(re.escape(s) for s in _SPELLINGS) + r")(?![A-Za-z0-9_²^µμ])",
+    r"\s*(" + "|".join(re.escape(s) for s in _SPELLINGS) + r")(?![A-Za-z0-9_²³^µμ])",
     re.IGNORECASE,
 )
 # Case matters where two units differ only by case (ms / Ms do not both exist, but mHz / MHz,
 # m / M would): an exact-case match is preferred, then a case-insensitive one.
 _EXACT_RE = re.compile(
-    r"\s*(" + "|".join(re.escape(s) for s in _SPELLINGS) + r")(?![A-Za-z0-9_²^µμ])"
+    r"\s*(" + "|".join(re.escape(s) for s in _SPELLINGS) + r")(?![A-Za-z0-9_²³^µμ])"
 )
 
 

@@ -45,6 +45,15 @@ def number(answer: str, **params) -> float:
     ("The mean is 142 Hz (142 Hz).", "Hz", 142.0),     # the same value twice is one value
     ("25 %", "%", 25.0),
     ("0.25", "%", 0.25),                     # a bare number is taken in the criterion's unit
+    ("1580 cm-1", "cm-1", 1580.0),           # wavenumbers, however written
+    ("1580 cm⁻¹", "cm^-1", 1580.0),
+    ("2.3 eV", "meV", 2300.0),
+    ("210 GPa", "MPa", 210000.0),
+    ("298 K", "K", 298.0),
+    ("5.24 g/cm3", "g/cm³", 5.24),
+    ("5240 kg/m^3", "g/cm3", 5.24),
+    ("61.2 Å^3", "Å³", 61.2),
+    ("0.0612 nm³", "A^3", 61.2),
 ])
 def test_answer_number_reads_value_and_unit(text, unit, expected):
     assert math.isclose(number(text, unit=unit), expected, rel_tol=1e-12)

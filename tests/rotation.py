@@ -2,11 +2,12 @@
 
 Every tool's full audit (oracle, GUI oracle, no-op, negatives, cheats, cross-task F1) takes
 4-7 minutes of one worker; CI must stay under 30 minutes on 2 cores. So a run audits at most
-``SCIAGENT_AUDIT_BUDGET`` tools (default 5): first the tools whose folders changed in the last
-few commits (what a submission touched is always proven), then the others in turn, a window
-that moves on with every commit, so consecutive runs cover every tool. ``SCIAGENT_AUDIT_ALL=1``
-audits every tool (the full table of a closing note: ``SCIAGENT_AUDIT_ALL=1 make test``, or
-``sciagent-gym audit``). A tool left out of a run is reported as skipped, with the reason.
+``SCIAGENT_AUDIT_BUDGET`` tools (default 5): up to three of the tools whose folders changed most
+recently (in the last 30 commits: what a submission touched is proven first), then the others
+in turn, a window that moves on with every commit, so consecutive runs cover every tool.
+``SCIAGENT_AUDIT_ALL=1`` audits every tool (the full table of a closing note:
+``SCIAGENT_AUDIT_ALL=1 make test``, or ``sciagent-gym audit``). A tool left out of a run is
+reported as skipped, with the reason.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Tools with a full audit per CI run.
 AUDIT_BUDGET = int(os.environ.get("SCIAGENT_AUDIT_BUDGET", "5"))
 #: Commits looked back for tools a submission changed.
-RECENT_COMMITS = 5
+RECENT_COMMITS = 30
+#: Slots of a run kept for the rotation, whatever changed (so no tool waits forever).
+ROTATING_SLOTS = 2
 
 
 def _git(*args: str) -> str | None:
@@ -59,7 +62,7 @@ def audit_sample(tools: list[str], budget: int | None = None, key: int | None = 
     if os.environ.get("SCIAGENT_AUDIT_ALL") == "1" or len(tools) <= budget:
         return list(tools)
     fresh = [t for t in (recently_changed(tools) if fresh is None else fresh) if t in tools]
-    chosen = set(fresh[:budget])
+    chosen = set(fresh[:max(budget - ROTATING_SLOTS, 0)])
     rest = [t for t in tools if t not in chosen]
     slots = budget - len(chosen)
     if slots and rest:

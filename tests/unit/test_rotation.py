@@ -16,6 +16,14 @@ def test_everything_when_it_fits(monkeypatch):
     assert audit_sample(TOOLS, budget=2, key=3, fresh=[]) == TOOLS
 
 
+def test_many_changed_tools_leave_slots_for_the_rotation(monkeypatch):
+    monkeypatch.delenv("SCIAGENT_AUDIT_ALL", raising=False)
+    changed = ["i", "h", "g", "f", "e"]
+    runs = [audit_sample(TOOLS, budget=5, key=k, fresh=changed) for k in range(8)]
+    assert all({"i", "h", "g"} <= set(r) and len(r) == 5 for r in runs)
+    assert set().union(*runs) == set(TOOLS)  # the others still come round
+
+
 def test_changed_tools_always_then_a_window_that_covers_all(monkeypatch):
     monkeypatch.delenv("SCIAGENT_AUDIT_ALL", raising=False)
     runs = [audit_sample(TOOLS, budget=4, key=k, fresh=["g"]) for k in range(10, 20)]

@@ -1,0 +1,147 @@
+"""Veusz 3.6 (Debian ``veusz``): launch, readiness and a state channel served from inside Veusz.
+
+Veusz is started by ``inside/channel.py`` (``python3 -I -c``: no script file, and no module is
+imported from the working directory, the agent-writable work folder), which opens a QTcpServer
+on 127.0.0.1 before Veusz's main window appears and then runs Veusz as ``/usr/bin/veusz`` would.
+The program runs in a bubblewrap sandbox with its own network namespace, so that port exists
+only inside the program zone. The client is a short ``python3 -I -S -c`` started in the same
+zone: it sends one JSON request (Python code and a fresh random nonce), Veusz runs the code on
+its GUI thread with a ``CommandInterface`` on the main window's document, and the client keeps
+the reply only if it carries the nonce; it writes the reply to the zone's private /tmp under a
+random name and renames it when complete, and the adapter reads that file. The agent zone sees
+neither the port nor that /tmp.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.controller.windows import WindowInfo
+from sciagent_gym.errors import ToolScriptError
+from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+
+if TYPE_CHECKING:
+    from sciagent_gym.tasks.task import Task
+
+INSIDE = Path(__file__).parent / "inside"
+CHANNEL_CODE = (INSIDE / "channel.py").read_text()
+STATE_CODE = (INSIDE / "state_dump.py").read_text()
+PORT = 47123
+PYTHON = "/usr/bin/python3"
+TITLE_SUFFIX = " - Veusz"
+
+# The client: argv[1] port, argv[2] nonce, argv[3] answer path, argv[4] the request code.
+# Retries while Veusz is starting (no server yet, or no main window yet): about 40 s.
+CLIENT = r"""
+import json, os, socket, sys, time
+port, nonce, answer, code = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+def finish(reply):
+    with open(answer + ".part", "w") as fh:
+        json.dump(reply, fh)
+    os.rename(answer + ".part", answer)
+    sys.exit(0)
+last = None
+for attempt in range(400):
+    try:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    except OSError as exc:
+        last = exc
+        time.sleep(0.1)
+        continue
+    sock.settimeout(None)
+    sock.sendall(json.dumps({"nonce": nonce, "code": code}).encode() + b"\n")
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    sock.close()
+    try:
+        reply = json.loads(data)
+    except ValueError:
+        last = "malformed reply"
+        time.sleep(0.1)
+        continue
+    if reply.get("nonce") != nonce:
+        finish({"ok": False, "error": "a reply without the request's nonce"})
+    if reply.get("retry"):
+        last = reply.get("error")
+        time.sleep(0.1)
+        continue
+    finish(reply)
+sys.exit("Veusz's channel is not reachable: %s" % last)
+"""
+
+
+class ScriptError(ToolScriptError):
+    """A Veusz request failed or did not finish."""
+
+
+class Adapter(ToolAdapter):
+    ready_timeout = 40.0
+
+    def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
+        work = provider.paths["work"]
+        files = task.spec.open if task is not None else []
+        # -I: no module from the working directory (the work folder) or the environment
+        return [PYTHON, "-I", "-c", CHANNEL_CODE, str(PORT),
+                *(f"{work}/{name}" for name in files)]
+
+    def launch_env(self, provider: ProgramHost) -> dict[str, str]:
+        return {"QT_X11_NO_MITSHM": "1", "XDG_RUNTIME_DIR": provider.paths["tmp"],
+                "NO_AT_BRIDGE": "1"}
+
+    def open_inputs(self, provider: ProgramHost, task: Task) -> None:
+        work = provider.paths["work"]
+        for name in task.spec.open:
+            self._request(provider, f"window.openFileInWindow({f'{work}/{name}'!r})\n",
+                          timeout=60.0)
+
+    def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
+        files = task.spec.open if task is not None else []
+        main = [w for w in windows if w.title.endswith(TITLE_SUFFIX) and w.width > 600
+                and w.height > 400]
+        if not files:
+            return any(w.title == "Untitled" + TITLE_SUFFIX for w in main)
+        return any(w.title == Path(files[-1]).name + TITLE_SUFFIX for w in main)
+
+    def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
+        # The first answer proves the channel is up and the main window holds the document.
+        self._request(provider, "__out__ = len(doc.data)", timeout=self.ready_timeout)
+
+    def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
+        """Run Veusz commands (Python, as typed at the console: ``Set``, ``Add``,
+        ``ImportFileCSV``... from the command interface) on the main window's document;
+        returns what the code leaves in ``__out__`` (text as is, anything else as JSON)."""
+        body = ("for _n in ci.safe_commands + ci.unsafe_commands + ci.import_commands:\n"
+                "    globals()[_n] = getattr(ci, _n)\n"
+                "__out__ = None\n" + code)
+        out = self._request(provider, body, timeout)
+        return out if isinstance(out, str) else json.dumps(out)
+
+    def _request(self, provider: ChannelHost, code: str, timeout: float) -> Any:
+        tmp = provider.paths["tmp"]
+        n = self.next_request_id()
+        nonce = secrets.token_hex(16)
+        answer = f"{tmp}/sciagent-veusz-{n}.json"
+        text = self.run_client(provider, f"veusz-client-{n}",
+                               [PYTHON, "-I", "-S", "-c", CLIENT, str(PORT), nonce, answer,
+                                code],
+                               answer, timeout, ScriptError, poll=0.01)
+        try:
+            reply = json.loads(text)
+        except ValueError as exc:
+            raise ScriptError(f"Veusz's answer is not JSON ({exc}): {text[:300]}") from None
+        if not reply.get("ok"):
+            raise ScriptError(f"Veusz request failed: {reply.get('error')}")
+        return reply.get("out")
+
+    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
+        out = self._request(provider, STATE_CODE, timeout=30.0)
+        if not isinstance(out, dict):
+            raise ScriptError(f"state dump is not an object: {str(out)[:300]}")
+        return out

@@ -1,0 +1,245 @@
+"""Veusz getters: the live document (the state dump) and saved ``.vsz`` documents.
+
+A ``.vsz`` document is a Python script of Veusz commands, so the host never runs it. Veusz
+itself reads it, headless (Qt's offscreen platform) in a throwaway sandbox
+(:func:`sciagent_gym.evaluation.isolated.run_sandboxed`: no network, an unprivileged uid, the
+document and the data files it imports shown read-only at their work-folder paths), in its safe
+mode (a document with commands outside Veusz's safe set is refused, as Veusz refuses it
+without asking), and the same summary as the live state dump (``inside/state_dump.py``) comes
+back behind a random per-call marker.
+
+The getters find things by what they hold, not by their names: the xy plot or fit whose data
+are the task's columns (``x`` / ``y``: the gold summaries ``{n, mean, min, max}`` of the
+columns, matched within ``rel_tol``), the dataset that holds a given column.
+Every failure is a GetterError (a failed criterion).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.evaluation import GetterError, register
+from sciagent_gym.evaluation.getters.reading import existing_file, pick_key
+
+if TYPE_CHECKING:
+    from sciagent_gym.evaluation import FinalState
+
+INSIDE = Path(__file__).parent / "inside"
+SYSTEM_PYTHON = "/usr/bin/python3"
+INSIDE_WORK = "/home/user/work"
+MAX_DOC_BYTES = 16 << 20
+MAX_DATA_FILES = 8
+_CACHE: dict[str, dict[str, Any]] = {}
+_CACHE_SIZE = 16
+
+#: Runs in the sandbox: argv[1] the document; reads the answer marker from stdin.
+LOADER = r"""
+import json, os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+marker = sys.stdin.readline().strip()
+from veusz import qtall as qt
+app = qt.QApplication(["veusz"])
+from veusz import setting, widgets, dataimport, document
+from veusz.document import loader
+doc = document.Document()
+try:
+    loader.loadDocument(doc, sys.argv[1], mode="vsz", callbackunsafe=None)
+except Exception as exc:
+    print(marker + json.dumps({"error": "%s: %s" % (type(exc).__name__, str(exc)[:300])}),
+          flush=True)
+    sys.exit(0)
+ns = {"doc": doc}
+exec(STATE_CODE, ns)
+print(marker + json.dumps(ns["__out__"]), flush=True)
+"""
+
+
+def load_document(doc: Path, data: list[Path], timeout: float = 90.0) -> dict[str, Any]:
+    """The state-dump summary of the saved document ``doc`` as Veusz reads it (see the module
+    docstring); ``data`` are the work-folder files it may import."""
+    from sciagent_gym.errors import SandboxError
+    from sciagent_gym.evaluation.isolated import run_sandboxed
+
+    digest = hashlib.sha256(doc.read_bytes())
+    for p in data:
+        digest.update(p.name.encode() + b"\0" + p.read_bytes())
+    key = digest.hexdigest()
+    if key in _CACHE:
+        return _CACHE[key]
+    marker = secrets.token_hex(16)
+    files = {f"{INSIDE_WORK}/{p.name}": p for p in data}
+    inside_doc = f"{INSIDE_WORK}/{doc.name}"
+    files[inside_doc] = doc
+    code = f"STATE_CODE = {(INSIDE / 'state_dump.py').read_text()!r}\n{LOADER}"
+    try:
+        res = run_sandboxed([SYSTEM_PYTHON, "-I", "-c", code, inside_doc], files=files,
+                            stdin=f"{marker}\n".encode(), timeout=timeout,
+                            env={"XDG_RUNTIME_DIR": "/tmp"}, max_output=8 << 20)
+    except (SandboxError, OSError) as exc:
+        raise GetterError(f"{doc.name}: Veusz could not be run to read it: {exc}") from None
+    if res.timed_out:
+        raise GetterError(f"{doc.name}: Veusz did not read it within {timeout:g} s")
+    for line in reversed(res.output.splitlines()):
+        if line.startswith(marker):
+            try:
+                out = json.loads(line[len(marker):])
+            except ValueError:
+                break
+            if not isinstance(out, dict):
+                break
+            if "error" in out:
+                raise GetterError(f"{doc.name}: Veusz cannot load it: {out['error']}")
+            if len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[key] = out
+            return out
+    raise GetterError(f"{doc.name}: Veusz gave no summary (exit {res.returncode}): "
+                      f"{res.output[-400:]}")
+
+
+def _document(state: FinalState, source: str | None, data: list[str] | None) -> dict[str, Any]:
+    """The live document (``source`` None) or the saved document at ``source``."""
+    if source is None:
+        if state.app_state is None:
+            raise GetterError(f"Veusz's state is unavailable: {state.app_state_error}")
+        return state.app_state
+    p = existing_file(state, source)
+    if not p.name.endswith(".vsz"):
+        raise GetterError(f"{source}: not a Veusz document (.vsz)")
+    size = p.stat().st_size
+    if size == 0:
+        raise GetterError(f"{source}: empty file")
+    if size > MAX_DOC_BYTES:
+        raise GetterError(f"{source}: too large ({size} bytes)")
+    paths = []
+    for name in (data or [])[:MAX_DATA_FILES]:
+        q = state.path(name)
+        if q.is_file() and not q.is_symlink() and q.stat().st_size <= MAX_DOC_BYTES:
+            paths.append(q)
+    return load_document(p, paths)
+
+
+def _close(got: Any, want: float, rel_tol: float) -> bool:
+    if not isinstance(got, (int, float)) or isinstance(got, bool):
+        return False
+    return abs(got - want) <= rel_tol * max(1.0, abs(want))
+
+
+def matches(summary: Any, like: dict[str, Any] | None, rel_tol: float = 1e-6) -> bool:
+    """Whether a data summary from the dump is the column ``like`` describes: same length,
+    and mean, min and max within ``rel_tol`` (relative, at least absolute for small values)."""
+    if like is None:
+        return True
+    if not isinstance(summary, dict) or summary.get("n") != like.get("n"):
+        return False
+    return all(_close(summary.get(k), like[k], rel_tol) for k in ("mean", "min", "max")
+               if k in like)
+
+
+def _widgets(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    widgets = doc.get("widgets")
+    if not isinstance(widgets, dict):
+        raise GetterError("the document summary has no widgets")
+    return widgets
+
+
+def _axis(widgets: dict[str, Any], plot_path: str, name: str) -> dict[str, Any] | None:
+    """The axis widget an xy or fit widget names (``xAxis``/``yAxis``): Veusz looks it up
+    among the plot's ancestors, nearest first."""
+    parent = plot_path.rsplit("/", 1)[0]
+    while parent:
+        found = widgets.get(f"{parent}/{name}")
+        if found is not None and found.get("type") == "axis":
+            return found.get("settings", {})
+        parent = parent.rsplit("/", 1)[0]
+    return None
+
+
+def _plots(doc: dict[str, Any], kind: str, x: dict | None, y: dict | None,
+           rel_tol: float) -> list[dict[str, Any]]:
+    widgets = _widgets(doc)
+    found = []
+    for path, w in widgets.items():
+        if w.get("type") != kind:
+            continue
+        data = w.get("data", {})
+        if not (matches(data.get("xData"), x, rel_tol) and matches(data.get("yData"), y, rel_tol)):
+            continue
+        sets = w.get("settings", {})
+        found.append({"path": path, "name": w.get("name"), "settings": sets,
+                      "x": data.get("xData"), "y": data.get("yData"),
+                      "xaxis": _axis(widgets, path, str(sets.get("xAxis", "x"))),
+                      "yaxis": _axis(widgets, path, str(sets.get("yAxis", "y"))),
+                      "graph": path.rsplit("/", 1)[0], "curve": w.get("curve"),
+                      "values": sets.get("values")})
+    return found
+
+
+@register("veusz_document")
+def veusz_document(state: FinalState, source: str | None = None, data: list[str] | None = None,
+                   key: str | None = None) -> Any:
+    """The document summary (inside/state_dump.py): live, or of the saved ``source``."""
+    return pick_key(source or "document", _document(state, source, data), key)
+
+
+@register("veusz_plot")
+def veusz_plot(state: FinalState, x: dict | None = None, y: dict | None = None,
+               kind: str = "xy", source: str | None = None, data: list[str] | None = None,
+               rel_tol: float = 1e-6, key: str | None = None) -> Any:
+    """The first ``kind`` widget (xy, fit) whose x and y data are the columns ``x`` and ``y``:
+    {path, name, graph, settings, x, y (data summaries), xaxis, yaxis (its axes' settings),
+    curve and values (fits)}; ``key`` "count" gives how many match."""
+    found = _plots(_document(state, source, data), kind, x, y, rel_tol)
+    if key == "count":
+        return len(found)
+    if not found:
+        raise GetterError(f"no {kind} widget plots those data")
+    return pick_key(kind, found[0], key)
+
+
+@register("veusz_plots")
+def veusz_plots(state: FinalState, x: dict | None = None, y: dict | None = None,
+                kind: str = "xy", source: str | None = None, data: list[str] | None = None,
+                rel_tol: float = 1e-6, key: str = "count") -> Any:
+    """Every ``kind`` widget whose data match, as a list of ``key`` of each (e.g.
+    ``yaxis.label``), or their number with ``key`` "count"."""
+    found = _plots(_document(state, source, data), kind, x, y, rel_tol)
+    if key == "count":
+        return len(found)
+    return [pick_key(kind, f, key) for f in found]
+
+
+@register("veusz_dataset")
+def veusz_dataset(state: FinalState, like: dict | None = None, name: str | None = None,
+                  source: str | None = None, data: list[str] | None = None,
+                  rel_tol: float = 1e-6, key: str | None = None) -> Any:
+    """The dataset named ``name`` or else the first whose values are the column ``like``:
+    its summary (n, mean, min, max, serr/perr/nerr summaries, kind, linked, expr) and name."""
+    sets = _document(state, source, data).get("datasets")
+    if not isinstance(sets, dict):
+        raise GetterError("the document summary has no datasets")
+    for ds_name, info in sets.items():
+        if name is not None and ds_name != name:
+            continue
+        if matches(info, like, rel_tol):
+            return pick_key(ds_name, {**info, "name": ds_name}, key)
+    what = f"named {name!r}" if name else "with those values"
+    raise GetterError(f"no dataset {what} (datasets: {', '.join(sorted(sets)[:20])})")
+
+
+@register("veusz_widgets")
+def veusz_widgets(state: FinalState, type: str, source: str | None = None,  # noqa: A002
+                  data: list[str] | None = None, key: str = "count") -> Any:
+    """Widgets of one ``type`` (axis, xy, fit, key, label, graph...): how many ("count"), or
+    the list of one settings value of each (``key`` a setting name, e.g. "direction")."""
+    found = [(p, w) for p, w in _widgets(_document(state, source, data)).items()
+             if w.get("type") == type]
+    if key == "count":
+        return len(found)
+    if key == "paths":
+        return [p for p, _ in found]
+    return [w.get("settings", {}).get(key) for _, w in found]

@@ -1,0 +1,212 @@
+"""Offline checks of the Veusz task specs, their data generators and the Veusz getters.
+
+No X display needed: specs are staged into tmp_path, the generators' gold values are checked
+against the physics they were built from (Ramberg-Osgood yield strength, Arrhenius activation
+energy, Bragg's law, hydrate stoichiometry), the getters get dumps written here (missing and
+malformed parts must become failed criteria, not exceptions), and saved documents are read by
+headless Veusz in its sandbox, which must refuse a document with unsafe commands.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import requires
+
+from sciagent_gym.evaluation import Criterion, FinalState, evaluate
+from sciagent_gym.tasks.spec import TaskSpec
+from sciagent_gym.tasks.task import Task
+from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
+
+pytestmark = requires(tool="veusz")
+
+load_tool_getters("veusz")
+
+from sciagent_gym.envs.veusz import data  # noqa: E402
+from sciagent_gym.envs.veusz.getters import load_document, matches  # noqa: E402
+
+SPECS: dict[str, TaskSpec] = load_tool_specs("veusz")
+SANDBOX = {"home": "/home/user", "tmp": "/tmp"}
+
+
+def make_task(spec: TaskSpec, seed: int, work: Path) -> Task:
+    return Task(spec, seed, data.GENERATORS, {**SANDBOX, "work": str(work)})
+
+
+def test_specs_cover_the_required_kinds_of_task():
+    assert len(SPECS) >= 12
+    assert {s.difficulty for s in SPECS.values()} == {"easy", "medium", "hard"}
+    assert sum(s.infeasible for s in SPECS.values()) == 1
+    console = [s for s in SPECS.values() if "scripting" in s.tags]
+    assert len(console) >= 2 and all(s.modality == "gui" for s in console)
+    assert all(s.gui_oracle is not None for s in SPECS.values())
+    assert load_adapter("veusz").generators == data.GENERATORS
+
+
+@pytest.mark.parametrize("spec_id", sorted(SPECS))
+def test_every_variant_stages(spec_id, tmp_path):
+    spec = SPECS[spec_id]
+    for seed in range(2):
+        work = tmp_path / f"seed{seed}"
+        task = make_task(spec, seed, work)
+        try:
+            task.stage(work)
+            assert task.criteria()
+            assert any(work.glob("*.csv"))
+        finally:
+            task.cleanup()
+
+
+@pytest.mark.parametrize("alloy", sorted(data.ALLOYS))
+def test_tensile_gold_is_the_ramberg_osgood_material(alloy, tmp_path):
+    g = data.tensile(tmp_path, np.random.default_rng(7), alloy)
+    assert g["yield_offset"] == pytest.approx(g["Sy_nominal"], rel=0.01)  # 0.2 % offset = Sy
+    assert g["E"] == pytest.approx(g["E_nominal"], rel=0.03)
+    assert g["E_slope"] == pytest.approx(g["E"] * 10)
+    assert g["fit_points"] >= 10 and g["uts"] > g["yield_offset"]
+    assert g["true_stress_at_uts"] == pytest.approx(g["uts"] * (1 + g["strain_at_uts"] / 100))
+    lines = (tmp_path / "tensile.csv").read_text().splitlines()
+    assert lines[0] == "strain,stress" and len(lines) == g["points"] + 1
+
+
+def test_arrhenius_gold_recovers_the_activation_energy(tmp_path):
+    for seed in range(5):
+        g = data.arrhenius(tmp_path, np.random.default_rng(seed))
+        assert g["Ea"] == pytest.approx(g["Ea_nominal"], rel=0.03)
+        assert abs(g["Ea_celsius_mistake"] - g["Ea"]) > 0.05 * g["Ea"]
+        assert g["slope"] == pytest.approx(-g["Ea"] / (1000 * data.K_B))
+    assert (tmp_path / "conductivity.csv").read_text().startswith("T,sigma\n")
+
+
+def test_xrd_gold_is_braggs_law_of_the_strongest_reflection(tmp_path):
+    g = data.xrd(tmp_path, np.random.default_rng(2), "NaCl")
+    assert g["hkl"] == "200" and g["d"] == pytest.approx(g["d_pymatgen"], abs=1e-4)
+    assert g["d"] == pytest.approx(g["a"] / 2, abs=1e-3)  # d(200) = a/2 in a cubic cell
+    assert g["clearance"] > 2 * 0.6  # no other reflection inside the fit window
+    x = np.loadtxt(tmp_path / "pattern.csv", delimiter=",", skiprows=1)
+    top = x[np.argmax(x[:, 1]), 0]
+    assert top == pytest.approx(g["peak"], abs=0.1)
+
+
+def test_peak_widths_follow_williamson_hall(tmp_path):
+    g = data.peak_widths(tmp_path, np.random.default_rng(4), "CeO2")
+    table = np.loadtxt(tmp_path / "peaks.csv", delimiter=",", skiprows=1)
+    assert len(table) == g["peaks"] >= 5
+    theta = np.radians(table[:, 0] / 2)
+    beta = np.radians(table[:, 1])
+    slope, icpt = np.polyfit(4 * np.sin(theta), beta * np.cos(theta), 1,
+                             w=1 / np.radians(table[:, 2]))
+    assert 0.9 * data.CU_KA / icpt / 10 == pytest.approx(g["size_nm"], rel=0.5)
+    assert (table[:, 2] > 0).all()
+
+
+def test_hydrate_mass_loss_is_its_water(tmp_path):
+    g = data.tga_dsc(tmp_path, np.random.default_rng(0), "CuSO4.5H2O")
+    assert g["loss"] == pytest.approx(36.07, abs=0.02)  # 5 H2O of CuSO4.5H2O
+    assert g["mass_col"]["last"] == pytest.approx(100 - g["loss"], abs=0.2)
+
+
+# -- getters on dumps written here ---------------------------------------------------------------
+
+COL = {"n": 3, "mean": 2.0, "min": 1.0, "max": 3.0}
+
+
+def _dump(xy_y=None, serr=None):
+    y = {"n": 3, "mean": 20.0, "min": 10.0, "max": 30.0, "serr": serr}
+    return {"filename": "", "modified": True, "datasets": {
+        "a": {**COL, "kind": "Dataset"}, "b": {**(xy_y or y), "kind": "Dataset"}},
+        "widgets": {
+            "/": {"type": "document", "settings": {}, "data": {}},
+            "/page1": {"type": "page", "settings": {}, "data": {}},
+            "/page1/graph1": {"type": "graph", "settings": {}, "data": {}},
+            "/page1/graph1/x": {"type": "axis", "settings": {"label": "X (%)", "log": False}},
+            "/page1/graph1/y": {"type": "axis", "settings": {"label": "Y", "log": True,
+                                                             "direction": "vertical"}},
+            "/page1/graph1/y2": {"type": "axis", "settings": {"label": "Y2",
+                                                              "otherPosition": 1.0}},
+            "/page1/graph1/xy1": {"type": "xy", "name": "xy1",
+                                  "settings": {"xAxis": "x", "yAxis": "y2"},
+                                  "data": {"xData": COL, "yData": xy_y or y}},
+            "/page1/graph1/fit1": {"type": "fit", "name": "fit1",
+                                   "settings": {"values": {"a": 1, "b": 2}},
+                                   "data": {"xData": COL, "yData": y},
+                                   "curve": {"slope": 2.0, "argmax": 3.0}},
+        }}
+
+
+def _score(tmp_path, app_state, getter, check):
+    crit = Criterion.from_dict({"name": "c", "getter": getter, "check": check})
+    state = FinalState(work_dir=tmp_path, app_state=app_state)
+    return evaluate([crit], state).criteria[0]
+
+
+def test_matches_needs_the_same_length_and_values():
+    assert matches({"n": 3, "mean": 2.0, "min": 1.0, "max": 3.0}, COL)
+    assert not matches({"n": 4, "mean": 2.0, "min": 1.0, "max": 3.0}, COL)
+    assert not matches({"n": 3, "mean": 2.1, "min": 1.0, "max": 3.0}, COL)
+    assert matches({"n": 3, "mean": 2.01, "min": 1.0, "max": 3.0}, COL, rel_tol=0.01)
+    assert not matches(None, COL) and not matches({"n": 3, "mean": "x"}, COL)
+
+
+def test_plot_getters_follow_data_and_axes(tmp_path):
+    y = {"n": 3, "mean": 20.0, "min": 10.0, "max": 30.0}
+    dump = _dump()
+    got = _score(tmp_path, dump, {"fn": "veusz_plot", "x": COL, "y": y, "key": "yaxis.label"},
+                 {"op": "text", "expected": "Y2"})
+    assert got.passed  # the xy is drawn on the axis it names, not on 'y'
+    assert _score(tmp_path, dump, {"fn": "veusz_plot", "x": COL, "y": y, "key": "xaxis.label"},
+                  {"op": "text", "expected": "X (%)"}).passed
+    assert _score(tmp_path, dump, {"fn": "veusz_plot", "kind": "fit", "x": COL, "y": y,
+                                   "key": "curve.slope"}, {"op": "numeric", "expected": 2}).passed
+    assert not _score(tmp_path, dump, {"fn": "veusz_plot", "x": y, "y": COL, "key": "name"},
+                      {"op": "text", "expected": "xy1"}).passed  # swapped axes: no such plot
+    assert _score(tmp_path, dump, {"fn": "veusz_widgets", "type": "axis"},
+                  {"op": "equals", "expected": 3}).passed
+    assert _score(tmp_path, dump, {"fn": "veusz_dataset", "like": y, "key": "name"},
+                  {"op": "text", "expected": "b"}).passed
+    missing = _score(tmp_path, None, {"fn": "veusz_plot", "x": COL, "key": "count"},
+                     {"op": "equals", "expected": 0})
+    assert not missing.passed and "unavailable" in missing.detail
+    broken = _score(tmp_path, {"widgets": "nonsense"}, {"fn": "veusz_plot", "key": "count"},
+                    {"op": "equals", "expected": 0})
+    assert not broken.passed
+
+
+# -- saved documents, read by Veusz in its sandbox ---------------------------------------------
+
+def test_a_saved_document_is_read_back_by_veusz(tmp_path):
+    g = data.arrhenius(tmp_path, np.random.default_rng(3))
+    data.plot_document(tmp_path, None, "conductivity.csv", "T", "sigma", "doc.vsz",
+                       xlabel="T (degC)", ylog=True)
+    out = load_document(tmp_path / "doc.vsz", [tmp_path / "conductivity.csv"])
+    xy = out["widgets"]["/page1/graph1/data"]
+    assert matches(xy["data"]["xData"], g["T_col"]) and matches(xy["data"]["yData"],
+                                                                 g["sigma_col"])
+    assert out["widgets"]["/page1/graph1/x"]["settings"]["label"] == "T (degC)"
+    assert out["widgets"]["/page1/graph1/y"]["settings"]["log"] is True
+
+
+def test_unsafe_documents_are_refused_and_get_no_credit(tmp_path):
+    (tmp_path / "evil.vsz").write_text(
+        "import os\nos.system('touch /home/user/work/pwned')\n"
+        "Add('page', name='page1')\n")
+    res = _score(tmp_path, None, {"fn": "veusz_document", "source": "evil.vsz",
+                                  "key": "widgets"}, {"op": "is_true"})
+    assert not res.passed and "cannot load" in res.detail
+    assert not (tmp_path / "pwned").exists()
+    (tmp_path / "empty.vsz").write_text("")
+    assert not _score(tmp_path, None, {"fn": "veusz_document", "source": "empty.vsz"},
+                      {"op": "is_true"}).passed
+    (tmp_path / "not-vsz.txt").write_text("Add('page')\n")
+    assert not _score(tmp_path, None, {"fn": "veusz_document", "source": "not-vsz.txt"},
+                      {"op": "is_true"}).passed
+
+
+def test_bragg_helper_constant_is_pymatgens_cu_ka():
+    from pymatgen.analysis.diffraction.xrd import WAVELENGTHS
+
+    assert WAVELENGTHS["CuKa"] == pytest.approx(data.CU_KA, abs=1e-5)
+    assert math.isclose(data.K_B, 8.617333262e-5)

@@ -1,6 +1,7 @@
 """sciagent-gym: Gymnasium environments that drive real scientific desktop software.
 
-``import sciagent_gym`` registers one env id per tool folder (``SciGUI-ImageJ-v0``, ...);
+``import sciagent_gym`` registers one env id per tool folder (``SciGUI-ImageJ-v0``, ...,
+and code envs such as ``SciCode-Materials-v0``);
 ``gym.make("sciagent_gym:SciGUI-ImageJ-v0")`` does the same without the import.
 """
 

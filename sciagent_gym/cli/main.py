@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=listing.cmd_list)
 
     p = sub.add_parser("run", help="run episodes of a baseline policy")
-    p.add_argument("--env", required=True, help="env id, e.g. SciGUI-ImageJ-v0")
+    p.add_argument("--env", required=True, help="env id, e.g. SciGUI-ImageJ-v0 or "
+                   "SciCode-Materials-v0")
     p.add_argument("--task", help="task id (default: sampled per episode)")
     p.add_argument("--policy", choices=RUN_POLICIES, default="random",
                    help="gui-oracle: the task solved through step() alone (a demonstration); "

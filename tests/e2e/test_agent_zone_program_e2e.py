@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import our_processes, requires
 
+from sciagent_gym import processes
 from sciagent_gym.env import SciGUIEnv
 from sciagent_gym.tools.discovery import add_tools_root, remove_tools_root
 
@@ -54,7 +55,8 @@ def test_a_new_episode_restarts_the_program_and_close_ends_it(env):
     env.reset(seed=0)
     root = str(env.provider._slot.sandbox.root)
     env.provider.run_command("pkill xmessage")
-    assert not env.provider._slot.app_running()
+    processes.wait_for(lambda: not env.provider._slot.app_running(), 10,
+                       what="the program to end")  # pkill returns before the exit is seen
     env.reset(seed=1)
     assert env.provider._slot.app_running()
     env.close()

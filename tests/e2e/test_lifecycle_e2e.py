@@ -90,6 +90,11 @@ if sys.argv[1] in ("term", "hup"):
 """
 
 
+def _default_signals() -> None:
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def _mounted(path: str) -> bool:
     with open("/proc/self/mounts") as fh:
         return any(line.split()[1].startswith(path) for line in fh)
@@ -97,8 +102,10 @@ def _mounted(path: str) -> bool:
 
 @pytest.mark.parametrize("how", ["exit", "term", "hup", "kill"])
 def test_nothing_survives_the_interpreter(how):
+    # the signals at their defaults, as a program started from a shell has them (a run under
+    # nohup inherits SIGHUP ignored, which the package rightly leaves alone)
     child = subprocess.Popen([sys.executable, "-c", _CHILD, how], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=_default_signals)
     try:
         line = child.stdout.readline()
         if how in ("term", "hup"):

@@ -15,7 +15,6 @@ instruction can say which atoms to measure; the lattice jitter still comes from 
 from __future__ import annotations
 
 import itertools
-import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -31,35 +30,8 @@ SHELL_TOLERANCE = 0.10
 
 def build(rng: np.random.Generator, family: str, formula: str | None = None,
           jitter: float = 0.02) -> crystals.Crystal:
-    """A seeded crystal of ``family``; with ``formula``, that compound of the family.
-
-    Without ``formula`` this is :func:`crystals.make_crystal` itself. With it, the same
-    construction for the named compound (make_crystal draws the compound at random).
-    """
-    if formula is None:
-        return crystals.make_crystal(rng, family, jitter)
-    from pymatgen.core import Lattice, Structure
-
-    fam = crystals.FAMILIES[family]
-    bare = re.sub(r"[0-9]", "", formula)
-    found = [(els, prm) for els, prm in fam["compounds"]
-             if "".join(dict.fromkeys(els[label] for label, _ in fam["sites"])) == bare]
-    if not found:
-        raise ValueError(f"no compound {formula!r} in family {family!r}")
-    elements, params = found[0]
-    species = [elements[label] for label, _ in fam["sites"]]
-    scale = 1 + float(rng.uniform(-jitter, jitter))
-    a = round(params["a"] * scale, 3)
-    c = round(params["c"] * scale, 3) if "c" in params else None
-    if fam["spacegroup"].startswith("P6"):
-        lattice = Lattice.hexagonal(a, c)
-    elif c is not None:
-        lattice = Lattice.tetragonal(a, c)
-    else:
-        lattice = Lattice.cubic(a)
-    coords = [[params["u"] if x == "u" else x for x in frac] for _, frac in fam["sites"]]
-    structure = Structure.from_spacegroup(fam["spacegroup"], lattice, species, coords)
-    return crystals.describe(structure, family, order=species)
+    """A seeded crystal of ``family``; with ``formula``, that compound of the family."""
+    return crystals.make_crystal(rng, family, jitter, formula=formula)
 
 
 def pair_distances(crystal: crystals.Crystal, cutoff: float = 6.0) -> dict[str, float]:

@@ -11,6 +11,7 @@ pymatgen is a tool requirement (``"pip"`` in the tool's ``tool.json``), imported
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,14 +92,23 @@ class Crystal:
 
 
 def make_crystal(rng: np.random.Generator, family: str | None = None,
-                 jitter: float = 0.02) -> Crystal:
+                 jitter: float = 0.02, formula: str | None = None) -> Crystal:
     """A compound of ``family`` (or a random family) with lattice lengths scaled by a factor in
-    [1 - jitter, 1 + jitter], rounded to 1 mA."""
+    [1 - jitter, 1 + jitter], rounded to 1 mA. ``formula`` ("SrTiO3", digits ignored) names
+    the family's compound instead of drawing one (then only the jitter is drawn)."""
     from pymatgen.core import Lattice, Structure
 
     family = family or str(rng.choice(sorted(FAMILIES)))
     fam = FAMILIES[family]
-    elements, params = fam["compounds"][int(rng.integers(len(fam["compounds"])))]
+    if formula is None:
+        elements, params = fam["compounds"][int(rng.integers(len(fam["compounds"])))]
+    else:
+        bare = re.sub(r"[0-9]", "", formula)
+        found = [(els, prm) for els, prm in fam["compounds"]
+                 if "".join(dict.fromkeys(els[label] for label, _ in fam["sites"])) == bare]
+        if not found:
+            raise ValueError(f"no compound {formula!r} in family {family!r}")
+        elements, params = found[0]
     scale = 1 + float(rng.uniform(-jitter, jitter))
     a = round(params["a"] * scale, 3)
     c = round(params["c"] * scale, 3) if "c" in params else None

@@ -131,6 +131,7 @@ def main(argv: list[str] | None = None) -> dict:
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     class Successes(BaseCallback):
@@ -159,6 +160,8 @@ def main(argv: list[str] | None = None) -> dict:
         model = PPO("MultiInputPolicy", train, n_steps=32, batch_size=32, n_epochs=8,
                     learning_rate=5e-4, gamma=0.9, gae_lambda=0.9, ent_coef=args.ent_coef,
                     seed=args.seed, device="cpu", verbose=0)
+        # SB3's default logger makes a /tmp/SB3-<time> folder per learn(): log nowhere instead
+        model.set_logger(Logger(folder=None, output_formats=[]))
         try:
             model.learn(total_timesteps=args.timesteps, callback=callback, progress_bar=True)
         finally:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import secrets
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,8 @@ SYNC_PORT = 30000
 MAIN_CLASS = "jmolpanel"  # WM_CLASS of every Jmol window: org-openscience-jmol-app-jmolpanel-...
 #: Display size (the 3D panel): the main window then fills most of the 1280 x 800 screen.
 GEOMETRY = "960x640"
+#: How long one readiness probe waits before it is asked again on a new connection.
+PROBE_TIMEOUT = 15.0
 
 # The client: argv[1] port, argv[2] nonce, argv[3] answer path, argv[4] the Jmol script.
 # Retries the connection while Jmol is still starting (about 30 s).
@@ -117,8 +120,19 @@ class Adapter(ToolAdapter):
         return any(w.title.startswith(files[-1]) for w in main)
 
     def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
-        # The first answer over the channel proves the sync service is up and the file loaded.
-        self.run_script(provider, "__o = {*}.size", timeout=self.ready_timeout)
+        """Wait until the channel answers: that proves the sync service is up and the file
+        loaded. The probe is idempotent, so a probe left unanswered is asked again on a new
+        connection (a CI run once saw Jmol's first request go unanswered for 40 s after its
+        window was up; 80 starts under load here answered within 0.8 s)."""
+        deadline = time.monotonic() + self.ready_timeout * provider.ready_scale
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                self.run_script(provider, "__o = {*}.size", timeout=min(PROBE_TIMEOUT, left))
+                return
+            except ScriptError:
+                if deadline - time.monotonic() < 1.0:
+                    raise
 
     def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
         """Run Jmol script in the GUI's viewer; returns what it leaves in ``__o`` (as text

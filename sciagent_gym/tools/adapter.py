@@ -152,6 +152,18 @@ class ToolAdapter:
                 if check is not None:
                     check()
                 time.sleep(poll)
-            raise error(f"{self.info.display_name} gave no answer within {timeout:.0f}s")
+            raise error(f"{self.info.display_name} gave no answer within {timeout:.0f}s"
+                        + _client_log_tail(provider, name))
         finally:
             provider.kill_in_sandbox(name)
+
+
+def _client_log_tail(provider: ChannelHost, name: str, limit: int = 600) -> str:
+    """What a channel client that did not answer printed (its log in the sandbox's /tmp),
+    for the error message: the difference between "not reachable" and "no reply"."""
+    try:
+        text = provider.read_file(f"{provider.paths['tmp']}/{name}.log")
+    except Exception:  # noqa: BLE001 (a diagnostic only; the timeout is the error)
+        return ""
+    text = (text or "").strip()
+    return f" (client output: {text[-limit:]})" if text else ""

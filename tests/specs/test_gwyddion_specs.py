@@ -272,3 +272,63 @@ def test_the_infeasible_task_rewards_only_fail(tmp_path):
         assert channel.title == "Height"
     finally:
         task.cleanup()
+
+
+def test_particle_mean_area_reads_areas_in_any_unit_and_not_lengths(tmp_path):
+    task, work = _stage("gwyddion/particle-mean-area", tmp_path)
+    try:
+        grains = task.gold["scan"]["grains"]
+        area = grains["mean_area_nm2"]
+        assert grains["n"] == task.gold["scan"]["n_particles"]  # the threshold splits them all
+        for text in (f"{area:.0f} nm²", f"{area:.0f} nm^2", f"{area:.0f}",
+                     f"{area * 1e-6:.6f} µm²", f"{area * 1e-6:.6f} um2"):
+            assert _score(task, work, text).success, text
+        for text in (f"{area * 1e-6:.6f}", f"{grains['mean_size_nm']:.2f} nm",
+                     f"{grains['total_area_nm2']:.0f} nm²",
+                     f"{task.gold['scan']['grains_default']['mean_area_nm2']:.0f} nm²"):
+            assert _score(task, work, text).score == 0, text
+    finally:
+        task.cleanup()
+
+
+def test_grain_summary_gold_follows_the_threshold(tmp_path):
+    rng = np.random.default_rng(3)
+    gold = data.surface(tmp_path, rng, tilt_nm=50, particles=10, noise_nm=0.3,
+                        particle_radius_px=(4.0, 8.0), particle_height_nm=(15.0, 25.0),
+                        grain_threshold=25)
+    low, high = gold["grains"], gold["grains_default"]
+    assert low["n"] == high["n"] == 10
+    assert low["mean_area_nm2"] > 1.3 * high["mean_area_nm2"]  # a lower cut, wider grains
+    assert low["total_area_nm2"] == pytest.approx(low["n"] * low["mean_area_nm2"])
+    assert gold["grains_unlevelled"]["n"] != 10 or (
+        abs(gold["grains_unlevelled"]["mean_area_nm2"] / low["mean_area_nm2"] - 1) > 0.1)
+
+
+def test_hexagonal_monolayer_has_the_drawn_lattice_constant(tmp_path):
+    rng = np.random.default_rng(5)
+    gold = data.surface(tmp_path, rng, pixel_nm=6.0, lattice_nm=[120, 120], noise_nm=0.1)
+    assert gold["lattice_nm"] == 120.0
+    [channel] = gwyfmt.read_channels(tmp_path / "sample.gwy")
+    z = channel.data - channel.data.mean()
+    # the power spectrum's strongest peaks lie at 2/(a*sqrt(3)) (the reciprocal lattice)
+    power = np.abs(np.fft.fftshift(np.fft.fft2(z))) ** 2
+    n = z.shape[0]
+    c = n // 2
+    power[c - 3:c + 4, c - 3:c + 4] = 0
+    ky, kx = np.unravel_index(np.argmax(power), power.shape)
+    k = np.hypot(kx - c, ky - c) / (n * 6.0)  # cycles per nm
+    assert 2 / (np.sqrt(3) * k) == pytest.approx(120.0, rel=0.05)
+
+
+def test_lattice_constant_answer_forms(tmp_path):
+    task, work = _stage("gwyddion/lattice-constant", tmp_path)
+    try:
+        scan = task.gold["scan"]
+        a = scan["lattice_nm"]
+        for text in (f"{a:.1f} nm", f"{a:.1f}", f"{a / 1000:.5f} µm", f"{a * 10:.0f} Å"):
+            assert _score(task, work, text).success, text
+        for text in (f"{a / 1000:.5f}", f"{scan['lattice_rows_nm']:.1f} nm",
+                     f"{scan['lattice_px']:.2f}", f"{a:.1f} µm"):
+            assert _score(task, work, text).score == 0, text
+    finally:
+        task.cleanup()

@@ -210,3 +210,52 @@ def test_bragg_helper_constant_is_pymatgens_cu_ka():
 
     assert WAVELENGTHS["CuKa"] == pytest.approx(data.CU_KA, abs=1e-5)
     assert math.isclose(data.K_B, 8.617333262e-5)
+
+
+# -- answers carry units: an equivalent unit passes, a bare number of another unit's size fails --
+
+UNIT_ANSWERS = {
+    # task: (gold key, unit, [(factor, equivalent unit)], factor of a bare wrong-unit number)
+    "veusz/youngs-modulus": ("t.E", "GPa", [(1000, "MPa"), (1e9, "Pa")], 1000),
+    "veusz/offset-yield-strength": ("t.yield_offset", "MPa", [(1e-3, "GPa")], 1e-3),
+    "veusz/true-stress-curve": ("t.true_stress_at_uts", "MPa", [(1e-3, "GPa")], 1e-3),
+    "veusz/alloy-comparison-console": ("m.best_uts", "MPa", [(1e-3, "GPa"), (1e6, "Pa")], 1e-3),
+    "veusz/arrhenius-activation-energy": ("a.Ea", "eV", [(1000, "meV")], 1000),
+    "veusz/xrd-peak-gaussian": ("p.d", "Å", [(0.1, "nm")], 0.1),
+}
+
+
+def test_every_answered_quantity_declares_its_unit():
+    for spec in SPECS.values():
+        for c in spec.evaluator:
+            getter = c["getter"]
+            if isinstance(getter, dict) and getter["fn"] == "answer_number":
+                assert getter.get("unit"), (spec.id, c["name"])
+    assert all(any(isinstance(c["getter"], dict) and c["getter"].get("unit") == unit
+                   for c in SPECS[task_id].evaluator)
+               for task_id, (_, unit, _, _) in UNIT_ANSWERS.items())
+
+
+@pytest.mark.parametrize("task_id", sorted(UNIT_ANSWERS))
+def test_answer_units_convert_and_bare_numbers_mean_the_stated_unit(task_id, tmp_path):
+    key, unit, equivalents, wrong = UNIT_ANSWERS[task_id]
+    task = make_task(SPECS[task_id], 0, tmp_path)
+    try:
+        task.stage(tmp_path)
+        value = task.gold
+        for part in key.split("."):
+            value = value[part]
+        [answer] = [c for c in task.criteria() if c.getter == "answer_number"]
+
+        def score(text: str) -> bool:
+            state = FinalState(work_dir=tmp_path, app_state=None, agent_status="done",
+                               answer=text)
+            return evaluate([answer], state).success
+
+        assert score(f"{value:.6g} {unit}") and score(f"{value:.6g}")
+        for factor, other in equivalents:
+            assert score(f"{value * factor:.6g} {other}"), other
+        assert not score(f"{value * wrong:.6g}")  # the number of another unit, no unit given
+        assert not score(f"{value:.6g} {equivalents[0][1]}")  # the right number, wrong unit
+    finally:
+        task.cleanup()

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
 from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools.adapter import SOCKET_CLIENT_PRELUDE
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -38,14 +39,7 @@ PROBE_TIMEOUT = 15.0
 
 # The client: argv[1] port, argv[2] nonce, argv[3] answer path, argv[4] the Jmol script.
 # Retries the connection while Jmol is still starting (about 30 s).
-CLIENT = r"""
-import json, os, socket, sys, time
-port, nonce, answer, script = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-def finish(reply):
-    with open(answer + ".part", "w") as fh:
-        json.dump(reply, fh)
-    os.rename(answer + ".part", answer)
-    sys.exit(0)
+CLIENT = SOCKET_CLIENT_PRELUDE + r"""
 sock = None
 for attempt in range(300):
     try:
@@ -60,9 +54,8 @@ reader = sock.makefile("rb")
 def send(obj):
     sock.sendall(json.dumps(obj).encode() + b"\n")
 send({"magic": "JmolApp", "role": "out"})
-send({"type": "command", "command": script})
+send({"type": "command", "command": request})
 mark = "SCRIPT:" + nonce + " "
-errors = []
 for line in reader:
     try:
         reply = json.loads(line).get("reply")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
 from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools.adapter import SOCKET_CLIENT_PRELUDE
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -35,14 +36,7 @@ TITLE_SUFFIX = " - Veusz"
 
 # The client: argv[1] port, argv[2] nonce, argv[3] answer path, argv[4] the request code.
 # Retries while Veusz is starting (no server yet, or no main window yet): about 40 s.
-CLIENT = r"""
-import json, os, socket, sys, time
-port, nonce, answer, code = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-def finish(reply):
-    with open(answer + ".part", "w") as fh:
-        json.dump(reply, fh)
-    os.rename(answer + ".part", answer)
-    sys.exit(0)
+CLIENT = SOCKET_CLIENT_PRELUDE + r"""
 last = None
 for attempt in range(400):
     try:
@@ -52,7 +46,7 @@ for attempt in range(400):
         time.sleep(0.1)
         continue
     sock.settimeout(None)
-    sock.sendall(json.dumps({"nonce": nonce, "code": code}).encode() + b"\n")
+    sock.sendall(json.dumps({"nonce": nonce, "code": request}).encode() + b"\n")
     data = b""
     while not data.endswith(b"\n"):
         chunk = sock.recv(1 << 16)

@@ -25,6 +25,21 @@ if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
 
 
+#: The start of a socket channel client run as ``python3 -S -c`` in the program zone: its
+#: arguments (port, nonce, answer path, request) and ``finish(reply)``, which writes the reply
+#: as JSON beside the answer path and renames it into place, so that :meth:`ToolAdapter.run_client`
+#: reads it whole. Each tool appends its own protocol.
+SOCKET_CLIENT_PRELUDE = r"""
+import json, os, socket, sys, time
+port, nonce, answer, request = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+def finish(reply):
+    with open(answer + ".part", "w") as fh:
+        json.dump(reply, fh)
+    os.rename(answer + ".part", answer)
+    sys.exit(0)
+"""
+
+
 def load_adapter(name: str, getters: bool = True) -> ToolAdapter:
     """The tool's adapter; ``getters=False`` skips its evaluator getters (the control server
     needs only the adapter's state channel)."""

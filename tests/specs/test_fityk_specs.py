@@ -225,3 +225,50 @@ def test_variant_stages_with_gold(spec_id, tmp_path):
         assert "{" not in task.instruction
     finally:
         task.cleanup()
+
+
+# -- answers carry units: an equivalent unit passes, a bare number of another unit's size fails --
+
+UNIT_ANSWERS = {
+    # task: (gold key, unit, [(factor, equivalent unit)], factor of a bare wrong-unit number)
+    "fityk/d-spacing-bragg": ("xrd.strongest.d", "Å", [(0.1, "nm")], 0.1),
+    "fityk/lattice-parameter-cubic": ("xrd.a", "Å", [(0.1, "nm")], 0.1),
+    "fityk/scherrer-crystallite-size": ("xrd.strongest.scherrer_nm", "nm",
+                                        [(10, "Å"), (1e-3, "µm")], 10),
+}
+
+
+def test_every_answered_quantity_declares_its_unit():
+    for spec in SPECS.values():
+        for c in spec.evaluator:
+            getter = c["getter"]
+            if isinstance(getter, dict) and getter["fn"] == "answer_number":
+                assert getter.get("unit"), (spec.id, c["name"])
+
+
+@pytest.mark.parametrize("task_id", sorted(UNIT_ANSWERS))
+def test_answer_units_convert_and_bare_numbers_mean_the_stated_unit(task_id, tmp_path):
+    from sciagent_gym.evaluation import evaluate
+
+    key, unit, equivalents, wrong = UNIT_ANSWERS[task_id]
+    task = Task(SPECS[task_id], 0, data.GENERATORS, {"home": "/h", "tmp": "/t",
+                                                    "work": str(tmp_path)})
+    try:
+        task.stage(tmp_path)
+        value = task.gold
+        for part in key.split("."):
+            value = value[part]
+        [answer] = [c for c in task.criteria() if c.getter == "answer_number"]
+
+        def score(text: str) -> bool:
+            state = FinalState(work_dir=tmp_path, app_state=None, agent_status="done",
+                               answer=text)
+            return evaluate([answer], state).success
+
+        assert score(f"{value:.6g} {unit}") and score(f"{value:.6g}")
+        for factor, other in equivalents:
+            assert score(f"{value * factor:.6g} {other}"), other
+        assert not score(f"{value * wrong:.6g}")  # the number of another unit, no unit given
+        assert not score(f"{value:.6g} {equivalents[0][1]}")  # the right number, wrong unit
+    finally:
+        task.cleanup()

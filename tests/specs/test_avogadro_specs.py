@@ -1,0 +1,176 @@
+"""Avogadro's tasks offline: the molecule and crystal generators' gold, the bounded readers of
+saved files, and each file task's criteria on the files an oracle and a wrong attempt would
+leave.
+
+Avogadro itself is not needed here: the files are written with numpy from the gold (what Add
+Hydrogens, Remove All Hydrogens, Build Supercell, Scale Cell Volume, Edit Unit Cell and Wrap
+Atoms produce), the way the end-to-end audit's GUI oracles make them with the real program.
+Agent-written files may be anything, so the readers are fed junk too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sciagent_gym.evaluation import FinalState, evaluate
+from sciagent_gym.tasks.task import Task
+from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
+
+load_tool_getters("avogadro")
+
+from sciagent_gym.envs.avogadro import data  # noqa: E402
+from sciagent_gym.envs.avogadro.getters import NUMBER, read_structure  # noqa: E402
+
+SPECS = load_tool_specs("avogadro")
+
+
+def _stage(task_id: str, tmp_path: Path, seed: int = 0) -> tuple[Task, Path]:
+    work = tmp_path / "work"
+    task = Task(SPECS[task_id], seed, load_adapter("avogadro").generators,
+                {"work": str(work), "home": "/h", "tmp": "/t"})
+    task.stage(work)
+    return task, work
+
+
+def _score(task: Task, work: Path, answer: str | None = None, status: str = "done"):
+    return evaluate(task.criteria(), FinalState(work_dir=work, app_state=None,
+                                                agent_status=status, answer=answer))
+
+
+def _cjson(path: Path, elements: list[str], xyz, cell=None) -> None:
+    doc = {"chemicalJson": 1, "atoms": {"elements": {"number": [NUMBER[e] for e in elements]},
+                                        "coords": {"3d": np.asarray(xyz).ravel().tolist()}}}
+    if cell is not None:
+        doc["unitCell"] = {"cellVectors": np.asarray(cell).ravel().tolist()}
+    path.write_text(json.dumps(doc))
+
+
+# -- generators --------------------------------------------------------------------------------
+
+
+def test_aryl_geometry_is_what_the_gold_says(tmp_path):
+    gold = data.aryl(tmp_path, np.random.default_rng(3), "Br", "a.cjson", row=4)
+    doc = json.loads((tmp_path / "a.cjson").read_text())
+    xyz = np.array(doc["atoms"]["coords"]["3d"]).reshape(-1, 3)
+    assert doc["atoms"]["elements"]["number"][6] == 35
+    assert data.distance(xyz, 0, 6) == pytest.approx(gold["cx"], abs=1e-4)
+    assert gold["formula"] == "C6H5Br" and gold["heavy_formula"] == "C6Br"
+    # the C-Br bond is listed as bond number 4
+    assert doc["bonds"]["connections"]["index"][6:8] == [0, 6]
+
+
+def test_dihaloethane_torsion_matches_its_gold(tmp_path):
+    for conf, (lo, hi) in (("gauche", (55, 80)), ("anti", (160, 179))):
+        gold = data.dihaloethane(tmp_path, np.random.default_rng(5), "Cl", conf, "d.cjson")
+        xyz = np.array(json.loads((tmp_path / "d.cjson").read_text())["atoms"]["coords"]["3d"])
+        xyz = xyz.reshape(-1, 3)
+        assert abs(data.dihedral(xyz, 2, 0, 1, 3)) == pytest.approx(gold["abs_torsion"], abs=1e-2)
+        assert lo - 0.01 <= gold["abs_torsion"] <= hi + 0.01
+
+
+def test_skeleton_keeps_its_z_matrix_geometry(tmp_path):
+    gold = data.skeleton(tmp_path, np.random.default_rng(0), "acetone", "s.cjson")
+    xyz = np.array(gold["coords"]).reshape(-1, 3)
+    assert gold["elements"] == ["C", "C", "O", "C"] and gold["formula"] == "C3H6O"
+    assert data.distance(xyz, 1, 2) == pytest.approx(1.213, rel=0.02)
+    assert data.angle(xyz, 0, 1, 3) == pytest.approx(117.0, rel=0.02)
+
+
+def test_snapshot_atoms_are_outside_and_the_same_crystal(tmp_path):
+    gold = data.crystal(tmp_path, np.random.default_rng(2), "rutile", "TiO2", "s.poscar",
+                        outside=3)
+    lines = (tmp_path / "s.poscar").read_text().splitlines()
+    assert lines[7] == "Cartesian"
+    cart = np.array([[float(v) for v in line.split()] for line in lines[8:]])
+    frac = cart @ np.linalg.inv(np.array(gold["lattice"]))
+    outside = ((frac < -1e-3) | (frac > 1 + 1e-3)).any(axis=1)
+    assert outside.sum() == gold["n_outside"] == 3
+    assert np.allclose(np.mod(frac, 1.0), gold["frac"], atol=1e-5)
+
+
+# -- readers -----------------------------------------------------------------------------------
+
+
+JUNK = ["", "{", "[]", '{"atoms": 3}', "x" * 100, '{"atoms": {"elements": {"number": [999]}}}',
+        '{"atoms": {"elements": {"number": [6]}, "coords": {"3d": [1]}}}']
+
+
+@pytest.mark.parametrize("text", JUNK)
+def test_junk_cjson_is_refused(tmp_path, text):
+    from sciagent_gym.evaluation import GetterError
+
+    (tmp_path / "j.cjson").write_text(text)
+    with pytest.raises(GetterError):
+        read_structure(FinalState(work_dir=tmp_path, app_state=None), "j.cjson")
+
+
+def test_cml_with_entities_is_refused_and_plain_cml_is_read(tmp_path):
+    from sciagent_gym.evaluation import GetterError
+
+    state = FinalState(work_dir=tmp_path, app_state=None)
+    (tmp_path / "bomb.cml").write_text('<?xml version="1.0"?><!DOCTYPE m [<!ENTITY a "aaaa">]>'
+                                       "<molecule>&a;</molecule>")
+    with pytest.raises(GetterError):
+        read_structure(state, "bomb.cml")
+    (tmp_path / "ok.cml").write_text(
+        '<molecule xmlns="http://www.xml-cml.org/schema"><atomArray>'
+        '<atom id="a1" elementType="C" x3="0" y3="0" z3="0"/>'
+        '<atom id="a2" elementType="O" x3="1.2" y3="0" z3="0"/></atomArray></molecule>')
+    saved = read_structure(state, "ok.cml")
+    assert saved.elements == ["C", "O"] and saved.xyz[1, 0] == pytest.approx(1.2)
+
+
+# -- the tasks' criteria on right and wrong files ------------------------------------------------
+
+
+def test_add_hydrogens_pays_for_the_complete_molecule_only(tmp_path):
+    task, work = _stage("avogadro/add-hydrogens", tmp_path)
+    gold = task.gold["m"]
+    heavy = np.array(gold["coords"]).reshape(-1, 3)
+    _cjson(work / "complete.cjson", gold["elements"], heavy)
+    assert _score(task, work).score == 0
+    n_h = int(gold["formula"].split("H")[1].split("N")[0].split("O")[0] or 1)
+    ups = ([0.0, 0.0, 1.09], [0.0, 0.0, -1.09], [0.0, 1.09, 0.0])
+    hs = [heavy[k % len(heavy)] + ups[k // len(heavy)] for k in range(n_h)]
+    _cjson(work / "complete.cjson", gold["elements"] + ["H"] * n_h, [*heavy, *hs])
+    result = _score(task, work)
+    assert result.score == pytest.approx(1.0) and result.success
+
+
+def test_supercell_criteria_need_the_repeats_in_the_right_axes(tmp_path):
+    task, work = _stage("avogadro/supercell", tmp_path, seed=1)
+    gold, reps = task.gold["c"], task.params["r"]["list"]
+    lattice = np.array(gold["lattice"])
+    species, cart = [], []
+    for i, j, k in np.ndindex(*reps):
+        for el, f in zip(gold["species"], gold["frac"], strict=True):
+            species.append(el)
+            cart.append((np.array(f) + [i, j, k]) @ lattice)
+    big = lattice * np.array(reps)[:, None]
+    _cjson(work / "supercell.cjson", species, cart, big)
+    assert _score(task, work).success
+    _cjson(work / "supercell.cjson", gold["species"], np.array(gold["frac"]) @ lattice, lattice)
+    assert _score(task, work).score < 0.5
+
+
+def test_scale_volume_fails_when_the_atoms_stay_behind(tmp_path):
+    task, work = _stage("avogadro/scale-cell-volume", tmp_path, seed=2)
+    gold, f = task.gold["c"], task.params["v"]["f"]
+    lattice = np.array(gold["lattice"])
+    scaled = lattice * f ** (1 / 3)
+    frac = np.array(gold["frac"])
+    _cjson(work / "scaled.cjson", gold["species"], frac @ scaled, scaled)
+    assert _score(task, work).success
+    _cjson(work / "scaled.cjson", gold["species"], frac @ lattice, scaled)
+    assert not _score(task, work).success
+
+
+def test_infeasible_task_pays_only_for_fail(tmp_path):
+    task, work = _stage("avogadro/phenol-oh-bond", tmp_path)
+    assert _score(task, work, status="fail").success
+    assert not _score(task, work, answer="0.97 Å", status="fail").success
+    assert not _score(task, work, status="done").success

@@ -212,7 +212,7 @@ def avogadro_molecule(state: FinalState, path: str, key: str | None = None,
     """A saved molecule: ``n_atoms``, ``formula`` (Hill order), ``heavy_formula``, ``elements``;
     with a reference (elements and flat coordinates): ``max_dev`` (A, the largest distance
     from a reference atom to the nearest saved atom of its element: 0 when every reference
-    atom is where it was); ``h_bonded`` (every H within 0.95-1.15 A of a C, N, O or S and the
+    atom is where it was); ``h_bonded`` (every H within 0.90-1.20 A of a C, N, O or S and the
     closest atom to it); with ``atoms`` (2 or 3 zero-based indices): ``geometry``, their
     distance (A) or angle (deg)."""
     saved = read_structure(state, path)
@@ -228,7 +228,7 @@ def avogadro_molecule(state: FinalState, path: str, key: str | None = None,
         d = np.linalg.norm(saved.xyz - saved.xyz[i], axis=1)
         d[i] = np.inf
         j = int(np.argmin(d))
-        ok = ok and saved.elements[j] in ("C", "N", "O", "S") and 0.95 <= d[j] <= 1.15
+        ok = ok and saved.elements[j] in ("C", "N", "O", "S") and 0.90 <= d[j] <= 1.20
     info["h_bonded"] = ok
     if atoms:
         if max(atoms) >= len(saved.elements):

@@ -1,0 +1,222 @@
+"""Offline checks of the materials workstation (Jmol + Fityk + Veusz + the OPTIMADE terminal):
+the specs are cross-tool diagnostics whose parameter lists still fit the structure database,
+the data generators' gold values, the cross-program getters on hand-made states and the
+adapter's composition of the three single-tool adapters. No X display needed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from helpers import requires
+
+from sciagent_gym.evaluation import FinalState, GetterError
+from sciagent_gym.runs.reports import CROSS_TOOL_TAG
+from sciagent_gym.tasks.task import sample_params
+from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
+
+pytestmark = requires(tool="matsci")
+
+load_tool_getters("matsci")
+
+from sciagent_gym.envs.materials import data as mdata  # noqa: E402
+from sciagent_gym.envs.matsci import adapter as matsci  # noqa: E402
+from sciagent_gym.envs.matsci import data, getters  # noqa: E402
+
+SPECS = load_tool_specs("matsci")
+
+
+def _values(spec, name):
+    p = spec.params[name]
+    return p["choice"] if isinstance(p, dict) and "choice" in p else [p]
+
+
+# -- the specs ---------------------------------------------------------------------------------
+
+def test_every_task_is_a_cross_tool_diagnostic():
+    assert len(SPECS) >= 8
+    for spec in SPECS.values():
+        assert CROSS_TOOL_TAG in spec.tags, spec.id
+    assert sum(s.infeasible for s in SPECS.values()) == 1
+
+
+def test_tasks_cross_at_least_two_programs():
+    """Each feasible task's criteria read two places: two programs, or a program and the
+    answer or the database."""
+    for spec in SPECS.values():
+        if spec.infeasible:
+            continue
+        text = json.dumps(spec.evaluator)
+        programs = {p for p in ("jmol", "fityk", "veusz") if f'"{p}"' in text}
+        programs |= {"jmol"} if "matsci_jmol_cell" in text else set()
+        programs |= {"fityk", "veusz"} if "fityk_peaks_in_veusz" in text else set()
+        assert programs, spec.id
+        crosses = len(programs) >= 2 or "$gold" in text
+        assert crosses, spec.id
+
+
+def test_entry_parameters_fit_the_database():
+    for spec in SPECS.values():
+        if "e" not in spec.params:
+            continue
+        for e in _values(spec, "e"):
+            entry = data.entry(e["id"])
+            assert entry["chemical_formula_descriptive"] == e["formula"], (spec.id, e)
+            assert entry["_sag_structure_type"] in data.CUBIC_TYPES, (spec.id, e)
+
+
+def test_nearest_neighbour_pairs_are_cation_anion():
+    spec = SPECS["matsci/db-cif-nearest-neighbour"]
+    for e in _values(spec, "e"):
+        assert re.findall(r"[A-Z][a-z]?", e["formula"]) == [e["cation"], e["anion"]]
+
+
+def test_strain_task_names_the_strongest_reflection():
+    spec = SPECS["matsci/lattice-strain-vs-database"]
+    for e in _values(spec, "e")[:8]:
+        peaks = data.pattern_peaks(e["id"])
+        top = max(peaks, key=lambda q: q.intensity)
+        assert e["hkl"] == "(" + "".join(str(abs(v)) for v in top.hkl) + ")"
+        assert e["n"] == sum(v * v for v in top.hkl)
+
+
+def test_absent_formulas_are_absent():
+    for formula in _values(SPECS["matsci/absent-compound-to-jmol"], "formula"):
+        assert not mdata.polymorphs(formula)
+
+
+# -- generators ----------------------------------------------------------------------------------
+
+def test_entry_structure_gold(tmp_path):
+    g = data.entry_structure(tmp_path, np.random.default_rng(0), "sag-3", "Sr", "O", cells=4)
+    assert (tmp_path / ".optimade" / "structures.json").is_file()
+    assert g["formula"] == "SrO" and g["nsites"] == 8 and g["block_sites"] == 32
+    a = g["lengths"][0]
+    assert g["lengths"] == [a, a, a] and abs(g["volume"] - a**3) < 1e-3
+    assert abs(g["nn"] - a / 2) < 1e-3  # rock salt: cation-anion = a / 2
+
+
+def test_strained_pattern_moves_the_peaks(tmp_path):
+    rng = np.random.default_rng(3)
+    g = data.entry_pattern(tmp_path, rng, "sag-3", n=1, strain=[1.0, 1.5])
+    assert 1.0 <= g["strain_pct"] <= 1.5
+    top = g["top"][0]
+    a = top["d"] * np.sqrt(top["h2k2l2"])
+    assert abs(100 * (a - g["a_ref"]) / g["a_ref"] - g["strain_pct"]) < 1e-3
+    text = (tmp_path / "pattern.xy").read_text().splitlines()
+    assert text[0].startswith("# ") and len(text) > 4000
+
+
+def test_polymorph_pattern_is_one_of_its_polymorphs(tmp_path):
+    formula = _values(SPECS["matsci/xrd-phase-identification"], "formula")[0]
+    g = data.polymorph_pattern(tmp_path, np.random.default_rng(1), formula)
+    assert g["id"] in g["polymorphs"] and len(g["centers"]) == 3
+
+
+# -- getters -------------------------------------------------------------------------------------
+
+def _state(tmp_path, app):
+    return FinalState(work_dir=tmp_path, app_state=app)
+
+
+def _peak(center, height, fwhm):
+    return {"name": "_1", "type": "PseudoVoigt", "center": center, "height": height,
+            "area": height * fwhm, "fwhm": fwhm, "params": []}
+
+
+def _summary(values, serr=None):
+    out = {"n": len(values), "mean": float(np.mean(values)), "min": min(values),
+           "max": max(values)}
+    out["serr"] = _summary(serr) if serr else None
+    return out
+
+
+def test_in_program_runs_a_tools_getter_on_its_part(tmp_path):
+    app = {"jmol": {"measurements": [{"type": "distance", "value": 2.8,
+                                      "elements": ["Sr", "O"]}]},
+           "fityk": None, "veusz": None, "errors": {"fityk": "replay failed"}}
+    st = _state(tmp_path, app)
+    assert getters.in_program(st, "jmol", "jmol_distance", a="O", b="Sr") == 2.8
+    with pytest.raises(GetterError, match="replay failed"):
+        getters.in_program(st, "fityk", "fityk_peak_count")
+    with pytest.raises(GetterError):
+        getters.in_program(st, "pymol", "app_state")
+
+
+def test_jmol_cell_volume_and_lengths(tmp_path):
+    cell = {"a": 4.0, "b": 4.0, "c": 5.0, "alpha": 90, "beta": 90, "gamma": 120}
+    st = _state(tmp_path, {"jmol": {"cell": cell, "atoms": 4, "file": "/w/x.cif",
+                                    "counts": {"Zn": 2, "O": 2}}})
+    assert getters.matsci_jmol_cell(st) == [4.0, 4.0, 5.0]
+    assert abs(getters.matsci_jmol_cell(st, "volume") - 16 * 5 * np.sqrt(3) / 2) < 1e-9
+    assert getters.matsci_jmol_cell(st, "file") == "x.cif"
+    with pytest.raises(GetterError):
+        getters.matsci_jmol_cell(_state(tmp_path, {"jmol": {"cell": None}}))
+
+
+def test_fityk_peaks_in_veusz_compares_both_programs(tmp_path):
+    peaks = [_peak(30.0, 1000, 0.2), _peak(35.0, 2000, 0.22), _peak(50.0, 800, 0.24)]
+    fityk = {"datasets": [{"index": 0, "peaks": peaks}]}
+    xs, ys, hw = [30.0, 35.0, 50.0], [1000, 2000, 800], [0.1, 0.11, 0.12]
+
+    def veusz(x, y, e):
+        return {"widgets": {"/page1/graph1/xy1": {"type": "xy", "data": {
+            "xData": _summary(x, e), "yData": _summary(y)}}}}
+
+    good = _state(tmp_path, {"fityk": fityk, "veusz": veusz(xs, ys, hw)})
+    assert getters.fityk_peaks_in_veusz(good, y="height", xerr="fwhm", xerr_scale=0.5,
+                                        min_peaks=3) is True
+    full = _state(tmp_path, {"fityk": fityk, "veusz": veusz(xs, ys, [0.2, 0.22, 0.24])})
+    out = getters.fityk_peaks_in_veusz(full, y="height", xerr="fwhm", xerr_scale=0.5,
+                                       key=None)
+    assert out["x"] and out["y"] and not out["xerr"] and not out["ok"]
+    shifted = _state(tmp_path, {"fityk": fityk, "veusz": veusz([x + 0.5 for x in xs], ys, hw)})
+    assert getters.fityk_peaks_in_veusz(shifted, key="x") is False
+    few = _state(tmp_path, {"fityk": {"datasets": [{"index": 0, "peaks": peaks[:1]}]},
+                            "veusz": veusz(xs[:1], ys[:1], hw[:1])})
+    assert getters.fityk_peaks_in_veusz(few, min_peaks=2) is False
+
+
+# -- the adapter ---------------------------------------------------------------------------------
+
+class _Host:
+    paths = {"home": "/home/user", "work": "/home/user/work", "tmp": "/tmp"}
+    ready_scale = 1.0
+
+
+def test_launcher_starts_the_three_programs_with_their_own_adapters_argv():
+    adapter = load_adapter("matsci")
+    argv = adapter.launch_argv(_Host(), None)
+    assert argv[:4] == ["/usr/bin/python3", "-I", "-S", "-c"]
+    programs = json.loads(argv[5])
+    assert [p["name"] for p in programs] == ["jmol", "fityk", "veusz"]
+    jmol = programs[0]["argv"]
+    assert jmol[jmol.index("-g") + 1] == matsci.JMOL_GEOMETRY
+    assert "sync -30000" in jmol and programs[1]["argv"][0] == "fityk"
+    assert json.loads(argv[6]) == {"fityk": [640, 0]}
+
+
+def test_inputs_are_routed_by_type():
+    assert [matsci._route(n) for n in ("a.cif", "b.vsz", "pattern.xy")] == \
+        ["jmol", "veusz", "fityk"]
+
+
+def test_terminal_is_the_materials_xterm_in_its_region():
+    argv = matsci._terminal_argv("/w/.optimade/structures.json")
+    assert argv[0] == "/usr/bin/env" and "xterm" in argv
+    assert argv[argv.index("-geometry") + 1] == matsci.TERMINAL_GEOMETRY
+    assert any(a.startswith("PROMPT_COMMAND=") for a in argv)
+
+
+def test_scripts_name_their_program():
+    adapter = load_adapter("matsci")
+    with pytest.raises(matsci.ScriptTargetError):
+        adapter.run_script(_Host(), "pymol:\nload x")
+
+
+def test_params_vary_per_seed():
+    for spec in SPECS.values():
+        assert len({json.dumps(sample_params(spec, s), sort_keys=True) for s in range(10)}) > 1

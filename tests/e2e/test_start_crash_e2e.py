@@ -4,32 +4,17 @@ every time is an AppCrashedError carrying its output."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from helpers import requires
+from test_agent_zone_program_e2e import env  # noqa: F401 (the fixture tool, pool off)
 
-from sciagent_gym.env import SciGUIEnv
 from sciagent_gym.errors import AppCrashedError
-from sciagent_gym.tools.discovery import add_tools_root, remove_tools_root
 
-FIXTURE_TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
 pytestmark = [pytest.mark.e2e, requires("xmessage", "Xvfb", "openbox", "bwrap")]
 DIE = ["sh", "-c", "echo dying at start; exit 3"]
 
 
-@pytest.fixture
-def env():
-    add_tools_root(FIXTURE_TOOLS)
-    env = SciGUIEnv("agentzone", task="agentzone/write-file", pool_size=0)
-    try:
-        yield env
-    finally:
-        env.close()
-        remove_tools_root(FIXTURE_TOOLS)
-
-
-def test_a_start_up_crash_is_started_again_and_counted(env, monkeypatch):
+def test_a_start_up_crash_is_started_again_and_counted(env, monkeypatch):  # noqa: F811
     real = env.adapter.launch_argv
     calls = []
 
@@ -45,7 +30,7 @@ def test_a_start_up_crash_is_started_again_and_counted(env, monkeypatch):
     assert info["timings"]["start_crashes"] == 1.0
 
 
-def test_a_program_that_always_dies_is_an_error(env, monkeypatch):
+def test_a_program_that_always_dies_is_an_error(env, monkeypatch):  # noqa: F811
     monkeypatch.setattr(env.adapter, "launch_argv", lambda provider, task: DIE)
     with pytest.raises(AppCrashedError, match="dying at start"):
         env.reset(seed=0)

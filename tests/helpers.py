@@ -186,3 +186,25 @@ def check_cheats(report, task_id: str) -> None:
     assert cheats, f"{task_id}: the audit played no cheat (was it run with cheats=True?)"
     assert [(c.case, c.seed, round(c.score, 3), c.success, c.error, c.failed_criteria)
             for c in cheats if not c.ok] == []
+
+
+def check_answer_units(task, work, key: str, unit: str, equivalents, wrong: float) -> None:
+    """A unit-declaring ``answer_number`` criterion of a staged ``task``: the gold value (at the
+    dotted ``key``) passes with its unit, bare, and in each equivalent unit; the number of
+    another unit given bare, and the right number with a wrong unit, fail."""
+    from sciagent_gym.evaluation import FinalState, evaluate
+
+    value = task.gold
+    for part in key.split("."):
+        value = value[part]
+    [answer] = [c for c in task.criteria() if c.getter == "answer_number"]
+
+    def score(text: str) -> bool:
+        state = FinalState(work_dir=work, app_state=None, agent_status="done", answer=text)
+        return evaluate([answer], state).success
+
+    assert score(f"{value:.6g} {unit}") and score(f"{value:.6g}")
+    for factor, other in equivalents:
+        assert score(f"{value * factor:.6g} {other}"), other
+    assert not score(f"{value * wrong:.6g}")  # the number of another unit, no unit given
+    assert not score(f"{value:.6g} {equivalents[0][1]}")  # the right number, wrong unit

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import requires
+from helpers import check_answer_units, requires
 
 from sciagent_gym.evaluation import Criterion, FinalState, evaluate
 from sciagent_gym.tasks.spec import TaskSpec
@@ -242,20 +242,6 @@ def test_answer_units_convert_and_bare_numbers_mean_the_stated_unit(task_id, tmp
     task = make_task(SPECS[task_id], 0, tmp_path)
     try:
         task.stage(tmp_path)
-        value = task.gold
-        for part in key.split("."):
-            value = value[part]
-        [answer] = [c for c in task.criteria() if c.getter == "answer_number"]
-
-        def score(text: str) -> bool:
-            state = FinalState(work_dir=tmp_path, app_state=None, agent_status="done",
-                               answer=text)
-            return evaluate([answer], state).success
-
-        assert score(f"{value:.6g} {unit}") and score(f"{value:.6g}")
-        for factor, other in equivalents:
-            assert score(f"{value * factor:.6g} {other}"), other
-        assert not score(f"{value * wrong:.6g}")  # the number of another unit, no unit given
-        assert not score(f"{value:.6g} {equivalents[0][1]}")  # the right number, wrong unit
+        check_answer_units(task, tmp_path, key, unit, equivalents, wrong)
     finally:
         task.cleanup()

@@ -20,9 +20,11 @@ from sciagent_gym.errors import SpecError
 
 from .checks import CHECKS, VALIDATORS, ParamError
 from .getters import GETTERS, GetterError
+from .stages import StageResult, stage_order, stages_reached
 from .state import FinalState
 
-_CRITERION_KEYS = ("name", "weight", "gate", "getter", "check", "description")
+_CRITERION_KEYS = ("name", "weight", "gate", "getter", "check", "description", "stage",
+                   "blocks_from")
 _MAX_STR = 200
 _MAX_ITEMS = 50
 _MAX_DETAIL = 500
@@ -33,7 +35,9 @@ class Criterion:
     """One scored condition: ``check(getter(state, **getter_params), **check_params)``.
 
     A failed ``gate`` makes every later criterion fail as skipped (e.g. "results.csv exists"
-    gating the checks on its contents).
+    gating the checks on its contents); inside a named ``stage`` only the rest of that stage.
+    ``stage`` and ``blocks_from`` come from a staged evaluator (:mod:`.stages`): the criterion
+    is skipped unless every stage named in ``blocks_from`` passed.
     """
 
     name: str
@@ -44,6 +48,8 @@ class Criterion:
     weight: float = 1.0
     gate: bool = False
     description: str = ""
+    stage: str = ""
+    blocks_from: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "criterion") -> Criterion:
@@ -70,6 +76,15 @@ class Criterion:
         description = d.get("description", "")
         if not isinstance(description, str):
             raise SpecError(f"{where}.description", "must be a string")
+        stage = d.get("stage", "")
+        if not isinstance(stage, str):
+            raise SpecError(f"{where}.stage", "must be a string")
+        blocks = d.get("blocks_from", ())
+        blocks = (blocks,) if isinstance(blocks, str) else blocks
+        if not isinstance(blocks, (list, tuple)) or not all(isinstance(b, str) for b in blocks):
+            raise SpecError(f"{where}.blocks_from", "must be a list of stage names")
+        if blocks and not stage:
+            raise SpecError(f"{where}.blocks_from", "only a criterion of a stage can be blocked")
         getter, getter_params = _split(d.get("getter"), "fn", f"{where}.getter")
         check, check_params = _split(d.get("check"), "op", f"{where}.check")
         crit = cls(
@@ -81,6 +96,8 @@ class Criterion:
             weight=float(weight),
             gate=gate,
             description=description,
+            stage=stage,
+            blocks_from=tuple(blocks),
         )
         crit.validate(where)
         return crit
@@ -113,6 +130,10 @@ class Criterion:
         out: dict[str, Any] = {"name": self.name, "weight": self.weight, "gate": self.gate}
         if self.description:
             out["description"] = self.description
+        if self.stage:
+            out["stage"] = self.stage
+        if self.blocks_from:
+            out["blocks_from"] = list(self.blocks_from)
         out["getter"] = {"fn": self.getter, **self.getter_params}
         out["check"] = {"op": self.check, **self.check_params}
         return out
@@ -172,6 +193,10 @@ def parse_criteria(items: Any, where: str = "evaluator.criteria") -> list[Criter
         crit = Criterion.from_dict(item, f"{where}[{i}]")
         if crit.name in seen:
             raise SpecError(f"{where}[{i}].name", f"duplicate criterion name {crit.name!r}")
+        earlier = {c.stage for c in out if c.stage and c.stage != crit.stage}
+        for b in crit.blocks_from:
+            if b not in earlier:
+                raise SpecError(f"{where}[{i}].blocks_from", f"{b!r} is not an earlier stage")
         seen.add(crit.name)
         out.append(crit)
     return out
@@ -186,31 +211,48 @@ class CriterionResult:
     passed: bool
     detail: str
     value: Any = None
+    stage: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "name": self.name,
             "weight": self.weight,
             "passed": self.passed,
             "detail": self.detail,
             "value": self.value,
         }
+        if self.stage:
+            out["stage"] = self.stage
+        return out
 
 
 @dataclass
 class EvaluationResult:
-    """Score = passed weight / total weight; success = every criterion passed (and there is one)."""
+    """Score = passed weight / total weight; success = every criterion passed (and there is one).
+
+    A staged evaluator also reports each stage and ``stages_reached``: how many stages passed
+    before the first that did not.
+    """
 
     score: float
     success: bool
     criteria: list[CriterionResult] = field(default_factory=list)
+    stages: list[StageResult] = field(default_factory=list)
+
+    @property
+    def stages_reached(self) -> int:
+        return stages_reached(self.stages)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "score": self.score,
             "success": self.success,
             "criteria": [c.to_dict() for c in self.criteria],
         }
+        if self.stages:
+            out["stages"] = [s.to_dict() for s in self.stages]
+            out["stages_reached"] = self.stages_reached
+        return out
 
 
 def jsonable(v: Any, depth: int = 0) -> Any:
@@ -256,7 +298,7 @@ def _short(text: str) -> str:
 
 def _run(c: Criterion, state: FinalState) -> CriterionResult:
     def fail(detail: str, value: Any = None) -> CriterionResult:
-        return CriterionResult(c.name, c.weight, False, _short(detail), value)
+        return CriterionResult(c.name, c.weight, False, _short(detail), value, c.stage)
 
     getter = GETTERS.get(c.getter)
     if getter is None:
@@ -275,7 +317,7 @@ def _run(c: Criterion, state: FinalState) -> CriterionResult:
         passed, detail = op(value, **c.check_params)
     except Exception as exc:  # likewise for checks
         return fail(f"check {c.check!r} failed: {type(exc).__name__}: {exc}", shown)
-    return CriterionResult(c.name, c.weight, bool(passed), _short(str(detail)), shown)
+    return CriterionResult(c.name, c.weight, bool(passed), _short(str(detail)), shown, c.stage)
 
 
 def evaluate(
@@ -287,21 +329,42 @@ def evaluate(
         for i, c in enumerate(criteria)
     ]
     results: list[CriterionResult] = []
-    failed_gate: str | None = None
+    failed_gate: dict[str, str] = {}  # stage ("" = unstaged, which gates everything) -> gate
+    stage_ok: dict[str, bool] = {}
+    blocked: dict[str, str] = {}
     for c in crits:
-        if failed_gate is not None:
-            results.append(
-                CriterionResult(c.name, c.weight, False, f"skipped: gate '{failed_gate}' failed")
-            )
-            continue
-        result = _run(c, state)
+        gate = failed_gate.get("") or failed_gate.get(c.stage)
+        stop = next((b for b in c.blocks_from if not stage_ok.get(b, False)), None)
+        if stop is not None:
+            blocked.setdefault(c.stage, stop)
+            result = CriterionResult(c.name, c.weight, False,
+                                     f"blocked: stage '{stop}' did not pass", None, c.stage)
+        elif gate is not None:
+            result = CriterionResult(c.name, c.weight, False,
+                                     f"skipped: gate '{gate}' failed", None, c.stage)
+        else:
+            result = _run(c, state)
+            if c.gate and not result.passed:
+                failed_gate[c.stage] = c.name
         results.append(result)
-        if c.gate and not result.passed:
-            failed_gate = c.name
+        if c.stage:
+            stage_ok[c.stage] = stage_ok.get(c.stage, True) and result.passed
+    stages = [_stage_result(name, [r for r in results if r.stage == name], blocked.get(name))
+              for name in stage_order([c.stage for c in crits])]
     success = bool(results) and all(r.passed for r in results)
     total = math.fsum(r.weight for r in results)
     if total > 0:
         score = math.fsum(r.weight for r in results if r.passed) / total
     else:  # no criteria, or only zero-weight ones: all-or-nothing
         score = 1.0 if success else 0.0
-    return EvaluationResult(score=min(1.0, max(0.0, score)), success=success, criteria=results)
+    return EvaluationResult(score=min(1.0, max(0.0, score)), success=success, criteria=results,
+                            stages=stages)
+
+
+def _stage_result(name: str, results: list[CriterionResult], blocked_by: str | None
+                  ) -> StageResult:
+    total = math.fsum(r.weight for r in results)
+    passed = all(r.passed for r in results)
+    score = (math.fsum(r.weight for r in results if r.passed) / total if total > 0
+             else float(passed))
+    return StageResult(name, passed, score, blocked_by)

@@ -29,7 +29,10 @@ Schema (fields marked * are required)::
                  toggle must change, a toggle that starts right earns nothing and must stay
                  (its criterion becomes a weight-0 gate), so the start state scores 0 and
                  flipping every toggle scores 0.
-    evaluator*   {"criteria": [criterion, ...]}   (see sciagent_gym.evaluation.Criterion)
+    evaluator*   {"criteria": [criterion, ...]}   (see sciagent_gym.evaluation.Criterion), or
+                 {"stages": [{"name", "blocks_from", "criteria"}, ...]}: a long workflow scored
+                 per stage; a stage is scored only when the stages its ``blocks_from`` names
+                 passed (see sciagent_gym.evaluation.stages)
     oracle*      [step, ...]    negatives*  {name: [step, ...]}
     gui_oracle   [step, ...]: the task solved as an agent must, through ``step()`` alone (mouse,
                  keyboard, answer; ``run()`` too when the modality is gui+cli), reading values
@@ -80,6 +83,7 @@ from typing import Any
 
 from sciagent_gym.errors import TaskSpecError
 from sciagent_gym.evaluation import Criterion, SpecError
+from sciagent_gym.evaluation.stages import flatten_evaluator
 from sciagent_gym.tasks.step_schema import _check_steps, _require, gui_only
 
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -205,10 +209,14 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
              "must be a string of tool script")
     toggles = _check_toggles(data.get("toggles", []), source)
 
-    evaluator = data["evaluator"]
-    _require(isinstance(evaluator, dict) and isinstance(evaluator.get("criteria"), list)
-             and evaluator["criteria"], source, "evaluator.criteria", "must be a non-empty list")
-    for i, crit in enumerate(evaluator["criteria"]):
+    try:
+        criteria = flatten_evaluator(data["evaluator"])
+    except SpecError as exc:
+        raise TaskSpecError(source, exc.field, exc.message) from None
+    names = [c.get("name") for c in criteria]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    _require(dup is None, source, "evaluator", f"duplicate criterion name {dup!r}")
+    for i, crit in enumerate(criteria):
         try:
             Criterion.from_dict(_placeholder_free(crit))
         except SpecError as exc:
@@ -252,7 +260,7 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
 
     return TaskSpec(
         id=data["id"], tool=data["tool"], title=data["title"], instruction=data["instruction"],
-        difficulty=data["difficulty"], evaluator=evaluator["criteria"], oracle=data["oracle"],
+        difficulty=data["difficulty"], evaluator=criteria, oracle=data["oracle"],
         negatives=negatives, tags=tuple(data.get("tags", ())), max_steps=max_steps,
         modality=modality, cheats=cheats, heldout=data.get("heldout", False),
         cli_timeout=float(data.get("cli_timeout", 30.0)), params=params,

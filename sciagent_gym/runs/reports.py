@@ -9,6 +9,8 @@ Metrics (MatToolBench's, per task, tool and domain):
 - FTR: among episodes the agent ended itself (DONE/FAIL), the fraction that did not succeed;
 - VOID: fraction of episodes that exhausted the step budget;
 - Crash: fraction of episodes ended by the program exiting (neither the agent nor the budget);
+- Stages: on tasks with a staged evaluator (long workflows), the mean share of stages passed
+  before the first that failed: how far along the workflow agents get (undefined without any);
 - the domain-macro average: the mean over domains of each domain's mean.
 
 Results are broken down by task, tool, domain, modality (gui, gui+cli, code: what the agent
@@ -89,7 +91,7 @@ def rescore(run_dir: str | Path) -> list[Rescored]:
 
 
 METRICS = ("episodes", "score", "sr", "steps", "steps_star", "steps_opt", "step_ratio", "ftr",
-           "void", "crash")
+           "void", "crash", "stages")
 LEVELS = ("task", "tool", "domain", "modality", "scope")
 #: The tag that makes a task a cross-tool diagnostic (``scope cross-tool``).
 CROSS_TOOL_TAG = "cross-tool"
@@ -135,6 +137,28 @@ def oracle_steps(row: dict[str, Any]) -> int | None:
                 {"home": "~", "work": "~/work", "tmp": "/tmp"}).oracle_steps
 
 
+def stage_reach(criteria: list[dict[str, Any]]) -> float | None:
+    """The share of an episode's stages passed before the first that did not, from its saved
+    criteria (each carries its ``stage``); None when the task is not staged."""
+    order: list[str] = []
+    passed: dict[str, bool] = {}
+    for c in criteria:
+        stage = c.get("stage")
+        if not stage:
+            continue
+        if stage not in passed:
+            order.append(stage)
+        passed[stage] = passed.get(stage, True) and bool(c.get("passed"))
+    if not order:
+        return None
+    reached = 0
+    for stage in order:
+        if not passed[stage]:
+            break
+        reached += 1
+    return reached / len(order)
+
+
 def _metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
     n = len(rows)
     succ = [r for r in rows if r["success"]]
@@ -142,6 +166,7 @@ def _metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
     refs = [(steps, ref) for steps, ref in refs if ref]
     ends = [_end(r) for r in rows]
     ended = [r for r, e in zip(rows, ends, strict=True) if e in ("agent", "script")]
+    reach = [x for x in (stage_reach(r.get("criteria") or []) for r in rows) if x is not None]
     return {
         "episodes": n,
         "score": sum(r["score"] for r in rows) / n,
@@ -153,6 +178,7 @@ def _metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
         "ftr": sum(not r["success"] for r in ended) / len(ended) if ended else math.nan,
         "void": ends.count("budget") / n,
         "crash": ends.count("crash") / n,
+        "stages": sum(reach) / len(reach) if reach else math.nan,
     }
 
 
@@ -190,7 +216,7 @@ def _fmt(value: float, pct: bool = False) -> str:
 
 def format_table(metrics: dict[str, Any]) -> str:
     header = f"{'':<34} {'n':>4} {'Score':>6} {'SR':>5} {'Steps':>6} {'Steps*':>7} " \
-             f"{'Opt':>6} {'*/Opt':>6} {'FTR':>5} {'VOID':>5} {'Crash':>5}"
+             f"{'Opt':>6} {'*/Opt':>6} {'FTR':>5} {'VOID':>5} {'Crash':>5} {'Stages':>6}"
     lines = [header]
     rows = [(f"{level} {name}", m) for level in LEVELS for name, m in metrics[level].items()]
     if metrics["domain_macro"]:
@@ -200,7 +226,8 @@ def format_table(metrics: dict[str, Any]) -> str:
                      f"{_fmt(m['sr'], True):>5} {_fmt(m['steps']):>6} "
                      f"{_fmt(m['steps_star']):>7} {_fmt(m['steps_opt']):>6} "
                      f"{_fmt(m['step_ratio']):>6} {_fmt(m['ftr'], True):>5} "
-                     f"{_fmt(m['void'], True):>5} {_fmt(m['crash'], True):>5}")
+                     f"{_fmt(m['void'], True):>5} {_fmt(m['crash'], True):>5} "
+                     f"{_fmt(m.get('stages', math.nan), True):>6}")
     return "\n".join(lines)
 
 

@@ -149,3 +149,25 @@ def test_cross_tool_tasks_are_reported_apart_as_diagnostics(monkeypatch):
     assert m["scope"]["cross-tool"]["score"] == 0.0 and m["scope"]["cross-tool"]["episodes"] == 1
     assert m["scope"]["unknown"]["episodes"] == 1
     assert "scope cross-tool" in format_table(m)
+
+
+def _crit(name, stage, passed):
+    return {"name": name, "stage": stage, "passed": passed, "weight": 1.0}
+
+
+def test_stages_column_is_how_far_staged_episodes_got():
+    staged = [
+        _r("imagej/long", 1.0, True, 40, criteria=[_crit("a", "open", True),
+                                                   _crit("b", "measure", True),
+                                                   _crit("c", "export", True)]),
+        # the export passed but measuring did not: the workflow stopped at stage 1 of 3
+        _r("imagej/long", 0.67, False, 30, criteria=[_crit("a", "open", True),
+                                                     _crit("b", "measure", False),
+                                                     _crit("c", "export", True)]),
+        _r("imagej/short", 1.0, True, 3, criteria=[{"name": "x", "passed": True}]),
+    ]
+    m = episode_metrics(staged)
+    assert math.isclose(m["task"]["imagej/long"]["stages"], (1 + 1 / 3) / 2)
+    assert math.isnan(m["task"]["imagej/short"]["stages"])  # not staged: undefined
+    assert math.isclose(m["tool"]["imagej"]["stages"], (1 + 1 / 3) / 2)  # only staged ones count
+    assert "Stages" in format_table(m)

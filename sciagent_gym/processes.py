@@ -41,16 +41,71 @@ _SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 _installed = False
 
 
+_exiting = False
+
+
 def _exit_on_signal(signum: int, frame) -> None:
+    global _exiting
+    if _exiting:  # the relayed copy of a signal already being handled: cleanup is under way
+        return
+    _exiting = True
     raise SystemExit(128 + signum)
+
+
+def _relay_to_main_thread(read_fd: int) -> None:
+    """Send each SIGTERM/SIGHUP the wake-up pipe reports to the main thread again.
+
+    The kernel may deliver a process signal to any thread that does not block it (a C
+    library's worker thread, say). Python's C-level handler then only sets a flag the main
+    thread checks between bytecodes, so a main thread blocked in ``time.sleep`` or a long
+    ``wait`` never runs the handler (measured: 1 SIGTERM in 4-10 here). ``pthread_kill``
+    aimed at the main thread interrupts its system call, and the handler runs.
+    """
+    main = threading.main_thread().ident
+    while True:
+        try:
+            data = os.read(read_fd, 64)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        if not data:
+            return
+        for signum in set(data) & {int(s) for s in _SIGNALS}:
+            if signal.getsignal(signum) is _exit_on_signal and main is not None:
+                try:
+                    signal.pthread_kill(main, signum)
+                except (OSError, ValueError):
+                    return
+
+
+def _install_relay() -> None:
+    """A wake-up pipe and a daemon thread relaying our signals to the main thread, unless
+    something else (an asyncio loop) already owns the wake-up fd."""
+    read_fd, write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    os.set_blocking(read_fd, True)
+    try:
+        old = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except ValueError:
+        old = None
+    if old != -1:  # not ours to replace
+        if old is not None:
+            signal.set_wakeup_fd(old)
+        os.close(read_fd)
+        os.close(write_fd)
+        return
+    threading.Thread(target=_relay_to_main_thread, args=(read_fd,), daemon=True,
+                     name="sciagent-signal-relay").start()
 
 
 def exit_cleanly_on_signals() -> bool:
     """Make SIGTERM and SIGHUP raise ``SystemExit(128 + signum)`` in the main thread, so that
     ``finally`` blocks, ``close()`` and ``atexit`` run: by default either signal ends Python at
     once and leaves sandboxes' temp dirs and tmpfs mounts behind until the next start sweeps
-    them. A signal the program already handles (or ignores) is left alone. Called when the
-    package first starts a process or makes a temp dir; returns whether anything was set."""
+    them. A signal the program already handles (or ignores) is left alone. A signal that lands
+    on another thread is relayed to the main thread (:func:`_relay_to_main_thread`). Called
+    when the package first starts a process or makes a temp dir; returns whether anything was
+    set."""
     global _installed
     if _installed or threading.current_thread() is not threading.main_thread():
         return False
@@ -59,6 +114,8 @@ def exit_cleanly_on_signals() -> bool:
         if signal.getsignal(sig) is signal.SIG_DFL:
             signal.signal(sig, _exit_on_signal)
             changed = True
+    if changed:
+        _install_relay()
     _installed = True
     return changed
 

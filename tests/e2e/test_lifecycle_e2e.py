@@ -100,17 +100,7 @@ def _mounted(path: str) -> bool:
         return any(line.split()[1].startswith(path) for line in fh)
 
 
-#: Known defect (2026-12-05): about 1 SIGTERM in 4-10 leaves the child asleep in its
-#: ``time.sleep(120)``: faulthandler shows the main thread still sleeping and the handler never
-#: run, so the signal landed on another thread (blocking it in the warm-pool worker did not
-#: help; C library threads remain). Cause not fixed yet; CI must not fail on it meanwhile.
-_SIGNAL_RACE = pytest.mark.xfail(strict=False, reason="known defect: a SIGTERM/SIGHUP "
-                                 "delivered to a non-main thread does not wake a sleeping "
-                                 "main thread (1 in 4-10 here)")
-
-
-@pytest.mark.parametrize("how", ["exit", pytest.param("term", marks=_SIGNAL_RACE),
-                                 pytest.param("hup", marks=_SIGNAL_RACE), "kill"])
+@pytest.mark.parametrize("how", ["exit", "term", "hup", "kill"])
 def test_nothing_survives_the_interpreter(how):
     # the signals at their defaults, as a program started from a shell has them (a run under
     # nohup inherits SIGHUP ignored, which the package rightly leaves alone)

@@ -63,3 +63,46 @@ def test_only_the_main_thread_installs_handlers():
         assert not processes.exit_cleanly_on_signals()  # once
     """)
     assert out.returncode == 0, out.stderr
+
+
+def test_a_signal_that_lands_on_another_thread_still_wakes_a_sleeping_main_thread():
+    # What the kernel sometimes does with a process signal: a worker thread gets it, Python's
+    # C handler only flags it, and a main thread asleep in time.sleep would sleep on.
+    out = _child("""
+        import signal, threading, time
+        from sciagent_gym import processes
+
+        assert processes.exit_cleanly_on_signals()
+        ready = threading.Event()
+        def worker():
+            ready.set()
+            time.sleep(60)
+        t = threading.Thread(target=worker, daemon=True)
+        t.start(); ready.wait()
+        signal.pthread_kill(t.ident, signal.SIGTERM)  # delivered to the worker, not to main
+        t0 = time.monotonic()
+        try:
+            time.sleep(30)
+            print("slept on")
+        except SystemExit as exc:
+            print("exit", exc.code, round(time.monotonic() - t0) < 10)
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["exit", str(128 + 15), "True"]
+
+
+def test_a_relayed_copy_of_a_signal_does_not_interrupt_the_cleanup_it_started():
+    out = _child("""
+        import os, signal, time
+        from sciagent_gym import processes
+
+        assert processes.exit_cleanly_on_signals()
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        except SystemExit as exc:
+            print("exit", exc.code)
+            time.sleep(0.5)  # the relay's copy arrives during "cleanup": it must not raise
+            print("cleaned")
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["exit", "143", "cleaned"]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from sciagent_gym.evaluation.stages import stage_order
 from sciagent_gym.tasks.task import Task, sample_params, split_of
 from sciagent_gym.tools import discover, load_adapter, load_tool_specs
 
@@ -67,6 +68,24 @@ def test_every_task_has_a_gui_oracle_that_waits_fits_and_types_no_gold(tool, spe
             if "gold" in text:
                 assert not re.search(r"write\(|typewrite\(|answer\(|\"answer\"|press\(", text), \
                     f"{spec_id}: a gold value is typed or answered: {text}"
+
+
+LONG_HORIZON = [(tool, spec_id) for tool, spec_id in ALL
+                if "long-horizon" in SPECS[tool][spec_id].tags]
+
+
+@pytest.mark.parametrize(("tool", "spec_id"), LONG_HORIZON)
+def test_long_horizon_tasks_are_staged_workflows_of_25_to_60_gui_steps(tool, spec_id):
+    """Issue 19's long workflows: at least three stages, later ones blocked by earlier ones,
+    a GUI oracle of 25-60 steps on every variant and a step budget of 1.5x that."""
+    spec = SPECS[tool][spec_id]
+    stages = stage_order([c.get("stage", "") for c in spec.evaluator])
+    assert len(stages) >= 3, stages
+    assert any(c.get("blocks_from") for c in spec.evaluator), "no stage waits for another"
+    assert spec.difficulty == "hard" and not spec.infeasible
+    counts = {Task(spec, v, {}, PLACEHOLDER_PATHS).oracle_steps for v in range(32)}
+    assert 25 <= min(counts) and max(counts) <= 60, counts
+    assert spec.max_steps >= 1.5 * max(counts), (spec.max_steps, counts)
 
 
 @pytest.mark.parametrize(("tool", "spec_id"), ALL)

@@ -644,3 +644,46 @@ def test_shell_cheats_would_solve_the_task_without_ds9(tmp_path, spec_id, cheat,
         finally:
             task.cleanup()
     assert solved >= 2
+
+
+# --- long-horizon tasks: stage by stage -------------------------------------------------------
+
+
+def _stage_score(task: Task, work: Path, app: dict | None, answer: str | None = None) -> dict:
+    return evaluate(task.criteria(), FinalState(work_dir=work, app_state=app, answer=answer,
+                                                agent_status="done")).to_dict()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_star_marking_workflow_scores_each_stage(seed, tmp_path):
+    """Replays the evaluator on the states the stage negatives leave: opened and displayed only
+    (3 of 12), plus the regions (7 of 12), plus the answer (9 of 12); each stage counts only
+    when the one before passed."""
+    spec = SPECS["ds9/star-marking-workflow"]
+    assert "long-horizon" in spec.tags and spec.difficulty == "hard"
+    task = make_task(spec, seed, tmp_path)
+    try:
+        task.stage(tmp_path)
+        assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+        gold, p = task.gold["field"], task.params
+        app = {"file_name": "field.fits", "scale": {"function": p["scale"]["name"],
+                                                    "mode": "zscale"},
+               "cmap": {"name": p["cmap"]["name"]}}
+        assert _stage_score(task, tmp_path, None)["score"] == 0
+        res = _stage_score(task, tmp_path, app)
+        assert res["score"] == pytest.approx(3 / 12) and res["stages_reached"] == 1
+        # the regions before the file was opened prove nothing
+        r = p["radius"]["pixels"]
+        (tmp_path / "stars.reg").write_text(
+            "image\n" + "".join(f"circle({s['x']},{s['y']},{r})\n"
+                                for s in (gold["bright"], gold["second"])))
+        assert _stage_score(task, tmp_path, {**app, "file_name": ""})["score"] == 0
+        res = _stage_score(task, tmp_path, app)
+        assert res["score"] == pytest.approx(7 / 12) and res["stages_reached"] == 2
+        res = _stage_score(task, tmp_path, app, f"{gold['bright']['peak']:.2f} ADU")
+        assert res["score"] == pytest.approx(9 / 12) and res["stages_reached"] == 3
+        # the second star's peak is not the brightest's
+        res = _stage_score(task, tmp_path, app, f"{gold['second']['peak']:.2f} ADU")
+        assert res["score"] == pytest.approx(7 / 12)
+    finally:
+        task.cleanup()

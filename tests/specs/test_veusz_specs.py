@@ -245,3 +245,50 @@ def test_answer_units_convert_and_bare_numbers_mean_the_stated_unit(task_id, tmp
         check_answer_units(task, tmp_path, key, unit, equivalents, wrong)
     finally:
         task.cleanup()
+
+
+# -- the long-horizon Arrhenius workflow: partial credit by stage (live-document dumps) ---------
+
+def _workflow_dump(gold: dict, stage: str) -> dict:
+    """The live document after ``stage`` of veusz/arrhenius-report-workflow."""
+    sets = {"T": {**gold["T_col"], "kind": "Dataset"}, "sigma": {**gold["sigma_col"],
+                                                               "kind": "Dataset"}}
+    widgets = {"/": {"type": "document", "settings": {}, "data": {}},
+               "/page1": {"type": "page", "settings": {}, "data": {}},
+               "/page1/graph1": {"type": "graph", "settings": {}, "data": {}},
+               "/page1/graph1/x": {"type": "axis", "settings": {"label": ""}},
+               "/page1/graph1/y": {"type": "axis", "settings": {"label": "",
+                                                                "direction": "vertical"}}}
+    if stage != "import":
+        sets["invT"] = {**gold["invT_col"], "kind": "DatasetExpression"}
+        sets["lnsigma"] = {**gold["ln_col"], "kind": "DatasetExpression"}
+    if stage == "plot-fit":
+        data_ = {"xData": gold["invT_col"], "yData": gold["ln_col"]}
+        widgets["/page1/graph1/x"]["settings"]["label"] = "1000/T (1/K)"
+        widgets["/page1/graph1/y"]["settings"]["label"] = "ln(sigma)"
+        widgets["/page1/graph1/arrhenius"] = {"type": "xy", "name": "arrhenius",
+                                              "settings": {}, "data": data_}
+        widgets["/page1/graph1/line"] = {"type": "fit", "name": "line", "settings": {},
+                                         "data": data_, "curve": {"slope": gold["slope"]}}
+        widgets["/page1/graph1/legend"] = {"type": "key", "settings": {}, "data": {}}
+    return {"filename": "", "modified": True, "datasets": sets, "widgets": widgets}
+
+
+@pytest.mark.parametrize("stage, answered, expected", [
+    ("import", False, 1 / 12), ("transform", False, 3 / 12), ("plot-fit", True, 7 / 12)])
+def test_arrhenius_workflow_stages_give_partial_credit(stage, answered, expected, tmp_path):
+    """stops-after-import, stops-after-transform and stops-before-saving (the fit done and the
+    answer given, nothing saved or exported: the report stage waits for the export)."""
+    task = make_task(SPECS["veusz/arrhenius-report-workflow"], 0, tmp_path)
+    try:
+        task.stage(tmp_path)
+        gold = task.gold["a"]
+        answer = f"{gold['Ea']:.4f} eV" if answered else None
+        state = FinalState(work_dir=tmp_path, app_state=_workflow_dump(gold, stage),
+                           agent_status="done", answer=answer)
+        result = evaluate(task.criteria(), state)
+        assert result.score == pytest.approx(expected), result
+        assert not result.success
+    finally:
+        task.cleanup()
+

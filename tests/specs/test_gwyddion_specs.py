@@ -332,3 +332,66 @@ def test_lattice_constant_answer_forms(tmp_path):
             assert _score(task, work, text).score == 0, text
     finally:
         task.cleanup()
+
+
+# -- the long-horizon workflow: each stage negative scores its share, the oracle 1 ---------------
+
+#: weights per stage: open-level 2, grains 4, statistics 2, report 2 (of 10)
+WORKFLOW_PARTIAL = {"stops-after-levelling": 0.2, "stops-after-grains": 0.6,
+                    "stops-before-report": 0.8, "oracle": 1.0, "not-levelled": 0.0}
+
+
+def _grain_summary_text(n: int, mean_nm2: float, total_nm2: float) -> str:
+    """Gwyddion 2.62's Grain Summary as its save button writes it (colon format)."""
+    return ("Grain Summary\nFile:                            /home/user/work/sample.gwy\n"
+            "Image:                           Height\n\n"
+            f"Number of grains:                {n}\nDensity:                         2.8 µm⁻²\n"
+            f"Total projected area (abs.):     {total_nm2:.1f} nm²\n"
+            "Total projected area (rel.):     1.979 %\n"
+            f"Mean grain area:                 {mean_nm2:.2f} nm²\n"
+            "Mean grain size:                 83.0689 nm\n")
+
+
+def _workflow_case(task: Task, work: Path, case: str) -> str | None:
+    """Write what the workflow leaves when it stops where ``case`` says; returns the answer."""
+    z, pixel = _input(work)
+    levelled = z if case == "not-levelled" else data.plane_level(z)
+    write_gwy(work / "levelled.gwy", [("Height", levelled)], pixel)
+    if case == "stops-after-levelling":
+        return None
+    threshold = task.params["threshold"]
+    mask = levelled > levelled.min() + threshold / 100.0 * np.ptp(levelled)
+    _mask_file(work / "particles.gwy", levelled, mask, pixel)
+    if case == "stops-after-grains":
+        return None
+    g = data.grain_summary(levelled, pixel, threshold)
+    (work / "grain_summary.txt").write_text(_grain_summary_text(
+        g["n"], g["mean_area_nm2"], g["total_area_nm2"]))
+    if case == "stops-before-report":
+        return None
+    return f"{g['mean_area_nm2']:.1f} nm²"
+
+
+@pytest.mark.parametrize("case", sorted(WORKFLOW_PARTIAL))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_particle_workflow_stages_give_partial_credit(case, seed, tmp_path):
+    task, work = _stage("gwyddion/particle-workflow-report", tmp_path, seed)
+    try:
+        assert case == "oracle" or case in task.spec.negatives
+        answer = _workflow_case(task, work, case)
+        result = _score(task, work, answer)
+        assert result.score == pytest.approx(WORKFLOW_PARTIAL[case]), result
+        assert result.success == (case == "oracle")
+    finally:
+        task.cleanup()
+
+
+def test_particle_workflow_start_and_copied_inputs_score_zero(tmp_path):
+    task, work = _stage("gwyddion/particle-workflow-report", tmp_path)
+    try:
+        assert _score(task, work).score == 0
+        for name in ("levelled.gwy", "particles.gwy"):
+            (work / name).write_bytes((work / "sample.gwy").read_bytes())
+        assert _score(task, work, "5000 nm²").score == 0
+    finally:
+        task.cleanup()

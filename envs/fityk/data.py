@@ -173,6 +173,17 @@ def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spect
     (work / path).write_text("\n".join(lines) + "\n")
     ordered = sorted(bands, key=lambda b: b["center"])
     total = sum(b["area"] for b in bands)
+    clean = b0 + b1 * (x - mid)
+    for b in bands:
+        clean = clean + _band(x, b["height"], b["center"], b["fwhm"], b["eta"])
+    named = {b["name"]: b for b in bands}
+    ratio = {}
+    if "D" in named and "G" in named:  # Raman carbon: the D/G intensity ratios
+        d_band, g_band = named["D"], named["G"]
+        ratio = {"area_d_g": d_band["area"] / g_band["area"],
+                 "height_d_g": d_band["height"] / g_band["height"],
+                 "area_g_d": g_band["area"] / d_band["area"],
+                 "area_dprime_g": named["D'"]["area"] / g_band["area"]}
     return {"kind": kind, "unit": spec["unit"], "profile": spec["profile"],
             "bands": {b["name"]: b for b in bands}, "sorted": ordered,
             "centers": [b["center"] for b in ordered], "fwhms": [b["fwhm"] for b in ordered],
@@ -180,7 +191,10 @@ def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spect
             "area_fractions": [b["area"] / total for b in ordered],
             "area_pcts": [100 * b["area"] / total for b in ordered],
             "baseline_offset": b0 - b1 * mid, "baseline_slope": b1, "points": int(len(x)),
-            "n_bands": len(bands), "lo": lo, "hi": hi}
+            "n_bands": len(bands), "lo": lo, "hi": hi, **ratio,
+            # the noiseless curve (x; baseline plus bands), kept host-side to judge an
+            # exported model by content
+            "curve": np.vstack([x, clean]).astype(np.float64)}
 
 
 GENERATORS = {"xrd_pattern": xrd_pattern, "spectrum": spectrum}

@@ -687,3 +687,39 @@ def test_star_marking_workflow_scores_each_stage(seed, tmp_path):
         assert res["score"] == pytest.approx(7 / 12)
     finally:
         task.cleanup()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_galaxy_cutout_workflow_scores_each_stage(seed, tmp_path):
+    """The states the stage negatives leave: opened and the header answered (2 of 9), plus the
+    crop (4 of 9), plus the contours (6 of 9); a crop of the right size on the wrong source
+    stops at the crop stage, and DS9's name of a cropped file still counts as opened."""
+    spec = SPECS["ds9/galaxy-cutout-workflow"]
+    assert "long-horizon" in spec.tags and spec.difficulty == "hard"
+    task = make_task(spec, seed, tmp_path)
+    try:
+        task.stage(tmp_path)
+        assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+        gold, p = task.gold["field"], task.params
+        g = gold["galaxy"]
+        answer = str(gold["keyword_value"])
+        app = {"file_name": "field.fits", "crop": {"image": [200.5, 200.5, 400, 400]},
+               "contour": {"on": False, "nlevels": 5, "limits": [100, 4000]}}
+        assert _stage_score(task, tmp_path, app)["score"] == 0
+        res = _stage_score(task, tmp_path, app, answer)
+        assert res["score"] == pytest.approx(2 / 9) and res["stages_reached"] == 1
+        cropped = {**app, "file_name": "field.fits[171:230,253:292]",
+                   "crop": {"image": [g["x"], g["y"], p["box"]["w"], p["box"]["h"]]}}
+        res = _stage_score(task, tmp_path, cropped, answer)
+        assert res["score"] == pytest.approx(4 / 9) and res["stages_reached"] == 2
+        star = gold["bright"]
+        wrong = {**cropped, "crop": {"image": [star["x"], star["y"], p["box"]["w"],
+                                               p["box"]["h"]]}}
+        assert _stage_score(task, tmp_path, wrong, answer)["score"] == pytest.approx(2 / 9)
+        contoured = {**cropped, "contour": {"on": True, "nlevels": p["nlevels"],
+                                            "limits": [p["limits"]["low"],
+                                                       p["limits"]["high"]]}}
+        res = _stage_score(task, tmp_path, contoured, answer)
+        assert res["score"] == pytest.approx(6 / 9) and res["stages_reached"] == 3
+    finally:
+        task.cleanup()

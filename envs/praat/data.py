@@ -253,7 +253,8 @@ def vowels(work: Path, rng: np.random.Generator, path: str, first: str, second: 
     other = at + 0.5 if at < 0.5 else at - 0.5
     f1, f2, f1_other = (float(v) for v in praat_run(_FORMANT_GOLD, work / path, at, other)[:3])
     return {"f1": f1, "f2": f2, "f1_other": f1_other,
-            "f1_synth": float(formants[first if at < 0.5 else second][0]), "f0": f0}
+            "f1_synth": float(formants[first if at < 0.5 else second][0]), "f0": f0,
+            "duration": len(signal) / rate}
 
 
 _RESAMPLE_GOLD = """form gold
@@ -286,9 +287,58 @@ def resampled(work: Path, rng: np.random.Generator, source: str, rate: int) -> d
             "array": samples[None, :].astype(np.float32)}
 
 
+_PART_GOLD = """form gold
+  sentence path
+  real t1
+  real t2
+  real floor
+  real ceiling
+  real rate
+  sentence out
+endform
+Read from file: path$
+part = Extract part: t1, t2, "rectangular", 1, "no"
+dur = Get total duration
+db = Get intensity (dB)
+To Pitch: 0, floor, ceiling
+f0 = Get mean: 0, 0, "Hertz"
+selectObject: part
+Resample: rate, 50
+Save as WAV file: out$
+writeInfoLine: dur, " ", db, " ", f0
+"""
+
+
+def speech_part(work: Path, rng: np.random.Generator, source: str, t1: float, t2: float,
+                rate: int, floor: float = 75.0, ceiling: float = 300.0) -> dict[str, Any]:
+    """The part ``t1``-``t2`` (s) of the WAV ``source`` as Praat's Extract part cuts it (times
+    not preserved: the part starts at 0), analysed by Praat itself on the host: for a
+    long-horizon workflow (open, extract, measure, annotate, resample).
+
+    Gold: the part's duration and intensity, the mean F0 over the whole part (To Pitch with
+    ``floor``-``ceiling``), the part resampled to ``rate`` Hz (Resample, precision 50) as a
+    reference array with its number of samples, and the part's samples as a reference array.
+    """
+    with tempfile.TemporaryDirectory(prefix="sciagent-praat-gold-") as home:
+        out = Path(home) / "part.wav"
+        dur, db, f0 = (float(v) for v in _praat_run_in(
+            Path(home), _PART_GOLD, work / source, t1, t2, floor, ceiling, rate, out)[:3])
+        resampled_samples, got_rate, _ = read_wav(out)
+    if got_rate != int(rate):
+        raise RuntimeError(f"Praat resampled to {got_rate} Hz, not {rate} Hz")
+    samples, src_rate, _ = read_wav(work / source)
+    part = samples[int(round(t1 * src_rate)):int(round(t2 * src_rate))]
+    return {"duration": dur, "intensity_db": db, "mean_f0": f0,
+            "mean_f0_octave_up": 2 * f0, "rate": int(rate),
+            "resampled_n": len(resampled_samples),
+            "resampled": resampled_samples[None, :].astype(np.float32),
+            "array": part[None, :].astype(np.float32)}
+
+
 GENERATORS = {
     "resampled": resampled,
     "speech": speech,
+    "speech_part": speech_part,
     "segment": segment,
     "tones": tones,
     "vowels": vowels,

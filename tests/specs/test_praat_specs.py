@@ -401,3 +401,105 @@ def test_glottal_pulses_stay_inside_the_sound():
     for f0 in np.linspace(110, 130, 20001):  # 110.0001 Hz put a pulse at index n before
         idx = glottal_pulses(float(f0), 11025, n)
         assert idx.max() < n and len(idx) >= int(0.5 * f0)
+
+
+# --- long-horizon tasks: stage by stage -------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_speech_part_workflow_scores_each_stage(seed, tmp_path):
+    """Replays the evaluator on what the stage negatives leave: the part cut (2 of 9), plus
+    the mean F0 answered (4 of 9), plus the TextGrid (7 of 9); a stage counts only when the one
+    before passed, and a TextGrid of the whole recording fails its stage."""
+    spec = SPECS["praat/speech-part-workflow"]
+    assert "long-horizon" in spec.tags and spec.difficulty == "hard"
+    task = make_task(spec, seed, tmp_path)
+    try:
+        task.stage(tmp_path)
+        assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+        part, p = task.gold["part"], task.params
+        app = {"objects": [
+            {"type": "Sound", "name": "speech"},
+            {"type": "Sound", "name": "speech_part", "duration": part["duration"],
+             "intensity_db": part["intensity_db"], "start_time": 0.0}]}
+
+        def score(app_state, answer=None):
+            return evaluate(task.criteria(), FinalState(
+                work_dir=tmp_path, app_state=app_state, answer=answer,
+                agent_status="done")).to_dict()
+
+        assert score(None)["score"] == 0
+        res = score(app)
+        assert res["score"] == pytest.approx(2 / 9) and res["stages_reached"] == 1
+        answer = f"{part['mean_f0']:.2f} Hz"
+        res = score(app, answer)
+        assert res["score"] == pytest.approx(4 / 9) and res["stages_reached"] == 2
+        assert score(app, f"{part['mean_f0_octave_up']:.2f} Hz")["score"] == pytest.approx(2 / 9)
+
+        def grid(xmax: float) -> str:
+            b = p["b"]
+            return ('File type = "ooTextFile"\nObject class = "TextGrid"\n\n'
+                    f"xmin = 0\nxmax = {xmax}\ntiers? <exists>\nsize = 1\nitem []:\n"
+                    f'    item [1]:\n        class = "IntervalTier"\n        name = "phrase"\n'
+                    f"        xmin = 0\n        xmax = {xmax}\n        intervals: size = 2\n"
+                    f'        intervals [1]:\n            xmin = 0\n            xmax = {b}\n'
+                    f'            text = "{p["w1"]}"\n        intervals [2]:\n'
+                    f'            xmin = {b}\n            xmax = {xmax}\n'
+                    f'            text = "{p["w2"]}"\n')
+
+        (tmp_path / "part.TextGrid").write_text(grid(task.gold["speech"]["duration"]))
+        assert score(app, answer)["score"] == pytest.approx(6 / 9)  # spans the recording
+        (tmp_path / "part.TextGrid").write_text(grid(part["duration"]))
+        res = score(app, answer)
+        assert res["score"] == pytest.approx(7 / 9) and res["stages_reached"] == 3
+        # a part that is not the asked one blocks everything after it
+        wrong = {"objects": [app["objects"][0], {**app["objects"][1],
+                                                 "intensity_db": part["intensity_db"] + 1}]}
+        assert score(wrong, answer)["score"] == pytest.approx(1 / 9)
+    finally:
+        task.cleanup()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_vowel_annotation_workflow_scores_each_stage(seed, tmp_path):
+    """What the stage negatives leave: F1 answered (2 of 8), plus the TextGrid (5 of 8); the
+    unscaled part is the right stretch but not the asked level (6 of 8); the part as generated
+    is far louder than any asked level."""
+    spec = SPECS["praat/vowel-annotation-workflow"]
+    assert "long-horizon" in spec.tags and spec.difficulty == "hard"
+    task = make_task(spec, seed, tmp_path)
+    try:
+        task.stage(tmp_path)
+        assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+        v, part, p = task.gold["vowels"], task.gold["part"], task.params
+        assert part["intensity_db"] > p["db"] + 5
+        app = {"objects": [{"type": "Sound", "name": "vowels"}]}
+
+        def score(answer=None):
+            return evaluate(task.criteria(), FinalState(
+                work_dir=tmp_path, app_state=app, answer=answer,
+                agent_status="done")).to_dict()
+
+        answer = f"F1 = {v['f1']:.1f} Hz"
+        assert score()["score"] == 0
+        res = score(answer)
+        assert res["score"] == pytest.approx(2 / 8) and res["stages_reached"] == 1
+        assert score(f"F1 = {v['f1_other']:.1f} Hz")["score"] == 0
+        xmax = v["duration"]
+        first, second = p["pair"]
+        (tmp_path / "vowels.TextGrid").write_text(
+            'File type = "ooTextFile"\nObject class = "TextGrid"\n\n'
+            f"0\n{xmax}\n<exists>\n1\n\"IntervalTier\"\n\"vowel\"\n0\n{xmax}\n2\n"
+            f'0\n0.5\n"{first}"\n0.5\n{xmax}\n"{second}"\n')
+        res = score(answer)
+        assert res["score"] == pytest.approx(5 / 8) and res["stages_reached"] == 2
+        samples, rate, _ = data.read_wav(tmp_path / "vowels.wav")
+        cut = samples[int(round(0.55 * rate)):int(round(0.95 * rate))]
+        data.write_wav(tmp_path / "vowel2.wav", cut, rate)
+        assert score(answer)["score"] == pytest.approx(6 / 8)  # not scaled
+        gain = 10 ** ((p["db"] - data.intensity_db(cut)) / 20)
+        data.write_wav(tmp_path / "vowel2.wav", gain * cut, rate)
+        res = score(answer)
+        assert res["score"] == pytest.approx(1.0) and res["stages_reached"] == 3
+    finally:
+        task.cleanup()

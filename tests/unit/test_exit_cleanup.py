@@ -76,16 +76,16 @@ def test_a_signal_that_lands_on_another_thread_still_wakes_a_sleeping_main_threa
         ready = threading.Event()
         def worker():
             ready.set()
-            time.sleep(60)
+            time.sleep(120)
         t = threading.Thread(target=worker, daemon=True)
         t.start(); ready.wait()
         signal.pthread_kill(t.ident, signal.SIGTERM)  # delivered to the worker, not to main
         t0 = time.monotonic()
         try:
-            time.sleep(30)
+            time.sleep(45)
             print("slept on")
         except SystemExit as exc:
-            print("exit", exc.code, round(time.monotonic() - t0) < 10)
+            print("exit", exc.code, time.monotonic() - t0 < 30)  # woken, not slept out
     """)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["exit", str(128 + 15), "True"]

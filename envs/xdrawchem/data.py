@@ -1,0 +1,254 @@
+"""Molecules for the XDrawChem tasks, and the gold values derived from them.
+
+Every generator takes ``(work_dir, rng, **args)``, writes its input into the task's working
+directory and returns gold values computed on the host from what it wrote.
+
+The molecules are real small compounds (drugs, flavours, solvents, substituted benzenes) given
+as SMILES. Open Babel (``obabel``, run here on the host on the generator's own trusted input)
+lays each one out in 2D (``--gen2d``, atoms in SMILES order, Kekulé bonds), gives its formula,
+molecular weight and canonical SMILES; the layout is scaled to a mean bond length of 1 and
+moved so that XDrawChem, which places a molfile at page = (file + 11.667) * 25 / mean bond
+length, draws it around a seeded point of the visible page. Each generator returns the screen
+position of every atom (the GUI oracles click on atoms and bonds there, as an agent clicks on
+what it sees), the canonical SMILES the saved structures are compared with, the formula, the
+weight and the elemental composition in mass percent. Gold values never enter the sandbox.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Page origin on screen and XDrawChem's molfile placement (measured, see the adapter).
+PAGE_X, PAGE_Y = 317, 116
+OFFSET, BOND_PX = 11.6667, 25.0
+
+#: Standard atomic weights (IUPAC 2013, abridged) for the elemental analysis.
+MASS = {"H": 1.008, "C": 12.011, "N": 14.007, "O": 15.999, "F": 18.998, "S": 32.06,
+        "Cl": 35.45, "Br": 79.904, "I": 126.904, "P": 30.974}
+
+#: Real small molecules: name -> SMILES (no stereo: XDrawChem draws 2D without wedges here).
+MOLECULES = {
+    "benzoic acid": "OC(=O)c1ccccc1",
+    "aspirin": "CC(=O)Oc1ccccc1C(=O)O",
+    "paracetamol": "CC(=O)Nc1ccc(O)cc1",
+    "caffeine": "Cn1cnc2c1c(=O)n(C)c(=O)n2C",
+    "vanillin": "COc1cc(C=O)ccc1O",
+    "salicylic acid": "OC(=O)c1ccccc1O",
+    "benzocaine": "CCOC(=O)c1ccc(N)cc1",
+    "ibuprofen": "CC(C)Cc1ccc(cc1)C(C)C(=O)O",
+    "phenacetin": "CCOc1ccc(NC(C)=O)cc1",
+    "acetanilide": "CC(=O)Nc1ccccc1",
+    "4-nitrotoluene": "Cc1ccc(cc1)[N+](=O)[O-]",
+    "methyl salicylate": "COC(=O)c1ccccc1O",
+    "nicotinamide": "NC(=O)c1cccnc1",
+    "4-chlorophenol": "Oc1ccc(Cl)cc1",
+    "2-bromopyridine": "Brc1ccccn1",
+    "thymol": "Cc1ccc(C(C)C)c(O)c1",
+    "cinnamaldehyde": "O=CC=Cc1ccccc1",
+    "acetophenone": "CC(=O)c1ccccc1",
+    "sulfanilamide": "Nc1ccc(cc1)S(N)(=O)=O",
+    "lidocaine": "CCN(CC)CC(=O)Nc1c(C)cccc1C",
+}
+
+
+# -- Open Babel on the host -------------------------------------------------------------------
+
+def _obabel(args: list[str], stdin: str | None = None, timeout: float = 60.0) -> str:
+    res = subprocess.run(["obabel", *args], input=stdin, capture_output=True, text=True,
+                         timeout=timeout, check=False)
+    if res.returncode != 0 or not res.stdout.strip():
+        raise RuntimeError(f"obabel {' '.join(args)} failed: {res.stderr.strip()[-300:]}")
+    return res.stdout
+
+
+def props_of_molfile(text: str) -> dict[str, Any]:
+    """Canonical SMILES, Hill formula and weight of a (trusted) molfile, by Open Babel, read
+    the way the getters read a saved file (elements, charges and bond orders only)."""
+    from .getters import clean_molfile, parse_molfile
+
+    clean = clean_molfile(parse_molfile(text, "generated molfile").molecules[0])
+    out = _obabel(["-imol", "-ocan", "--append", "formula MW"], stdin=clean)
+    line = out.strip().splitlines()[0]
+    smiles, _, rest = line.partition("\t")
+    formula, mw = rest.split()[:2]
+    return {"can": smiles.strip(), "formula": formula, "mw": round(float(mw), 3)}
+
+
+def canonical(smiles: str) -> dict[str, Any]:
+    """The props of a SMILES as they come out of a molfile (the way saved files are read)."""
+    return props_of_molfile(_obabel([f"-:{smiles}", "-omol", "--gen2d"]))
+
+
+def composition(formula: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for el, n in re.findall(r"([A-Z][a-z]?)(\d*)", formula):
+        counts[el] = counts.get(el, 0) + (int(n) if n else 1)
+    return counts
+
+
+def mass_percent(formula: str) -> dict[str, float]:
+    counts = composition(formula)
+    total = sum(MASS[el] * n for el, n in counts.items())
+    return {el: round(100.0 * MASS[el] * n / total, 3) for el, n in counts.items()}
+
+
+# -- molfiles ---------------------------------------------------------------------------------
+
+def _parse_v2000(text: str) -> tuple[list[str], list[str], np.ndarray, list[tuple[int, int]]]:
+    lines = text.splitlines()
+    n_atoms, n_bonds = int(lines[3][0:3]), int(lines[3][3:6])
+    atom_lines = lines[4:4 + n_atoms]
+    bond_lines = lines[4 + n_atoms:4 + n_atoms + n_bonds]
+    xy = np.array([[float(ln[0:10]), float(ln[10:20])] for ln in atom_lines])
+    elements = [ln[31:34].strip() for ln in atom_lines]
+    bonds = [(int(ln[0:3]) - 1, int(ln[3:6]) - 1) for ln in bond_lines]
+    return lines, elements, xy, bonds
+
+
+def layout(smiles: str, rng: np.random.Generator, center: tuple[float, float] = (375, 330),
+           jitter: float = 40.0) -> tuple[str, dict[str, Any]]:
+    """A molfile of ``smiles`` placed for XDrawChem around page ``center`` (+- jitter px),
+    and where its atoms land on screen."""
+    raw = _obabel([f"-:{smiles}", "-omol", "--gen2d"])
+    lines, elements, xy, bonds = _parse_v2000(raw)
+    if bonds:
+        mean = float(np.mean([np.linalg.norm(xy[a] - xy[b]) for a, b in bonds]))
+        xy = xy / mean
+    lo, hi = xy.min(axis=0), xy.max(axis=0)
+    cx = center[0] + float(rng.uniform(-jitter, jitter))
+    cy = center[1] + float(rng.uniform(-jitter, jitter))
+    target = np.array([cx / BOND_PX - OFFSET, cy / BOND_PX - OFFSET])
+    xy = np.round(xy - (lo + hi) / 2 + target, 4)
+    out = lines[:4]
+    for i, ln in enumerate(lines[4:4 + len(elements)]):
+        out.append(f"{xy[i, 0]:10.4f}{xy[i, 1]:10.4f}" + ln[20:])
+    out += lines[4 + len(elements):]
+    text = "\n".join(out) + "\n"
+    # where XDrawChem draws each atom (mean bond length of the rounded coordinates, as it reads)
+    mean = float(np.mean([np.linalg.norm(xy[a] - xy[b]) for a, b in bonds])) if bonds else 1.0
+    page = (xy + OFFSET) * BOND_PX / mean
+    screen = [[int(round(PAGE_X + x)), int(round(PAGE_Y + y))] for x, y in page]
+    extent = page.max(axis=0) - page.min(axis=0)
+    return text, {"elements": elements, "screen": screen, "bonds": bonds,
+                  "width_px": round(float(extent[0]), 1), "height_px": round(float(extent[1]), 1),
+                  "center": [float(page[:, 0].mean()) + PAGE_X,
+                             float(page[:, 1].mean()) + PAGE_Y]}
+
+
+def _bond_click(info: dict[str, Any]) -> list[int]:
+    """A point on the middle of a bond between two unlabelled carbons (nothing but the line
+    is drawn there), for clicks that must land on the molecule."""
+    els, scr = info["elements"], info["screen"]
+    for a, b in info["bonds"]:
+        if els[a] == "C" and els[b] == "C":
+            return [(scr[a][0] + scr[b][0]) // 2, (scr[a][1] + scr[b][1]) // 2]
+    a, b = info["bonds"][0]
+    return [(scr[a][0] + scr[b][0]) // 2, (scr[a][1] + scr[b][1]) // 2]
+
+
+def _gold(smiles: str, info: dict[str, Any]) -> dict[str, Any]:
+    props = canonical(smiles)
+    click = _bond_click(info)
+    return {**props, "percent": mass_percent(props["formula"]), "click_x": click[0],
+            "click_y": click[1], "screen": info["screen"], "width_px": info["width_px"],
+            "height_px": info["height_px"]}
+
+
+# -- generators -------------------------------------------------------------------------------
+
+def molecule(work: Path, rng: np.random.Generator, name: str = "", path: str = "molecule.mol",
+             smiles: str = "", center: list[float] | None = None, element: str = "",
+             **_: Any) -> dict[str, Any]:
+    """One molecule (a name of :data:`MOLECULES`, or a SMILES) as an MDL molfile drawn
+    around page point ``center``; ``element``: the one whose mass percent a task asks for
+    (``element_percent``, 0 when the molecule has none)."""
+    smiles = smiles or MOLECULES[name]
+    text, info = layout(smiles, rng, tuple(center or (375, 330)))
+    (work / path).write_text(text)
+    gold = _gold(smiles, info)
+    return {"name": name, "smiles": smiles, **gold,
+            "element_percent": gold["percent"].get(element, 0.0)}
+
+
+def target(work: Path, rng: np.random.Generator, smiles: str, **_: Any) -> dict[str, Any]:
+    """Gold of a molecule the agent must build (nothing is written)."""
+    props = canonical(smiles)
+    return {**props, "percent": mass_percent(props["formula"])}
+
+
+def edit(work: Path, rng: np.random.Generator, smiles: str, atom: int, relabel: str = "",
+         grow: str = "", grow_atom: int = -1, atom2: int = -1, relabel2: str = "",
+         path: str = "start.mol", center: list[float] | None = None,
+         **_: Any) -> dict[str, Any]:
+    """A start molecule written as a molfile, and the product of editing it (atoms 0-based,
+    SMILES order): ``relabel`` gives atom ``atom`` another element (``relabel2`` does so
+    for ``atom2``), ``grow`` bonds a new atom of that element to ``grow_atom`` (``atom``
+    when not given). The product's gold comes from the edited molfile; the atoms' screen
+    positions and, for a new bond, the end point one bond length outward (away from the
+    grown atom's neighbours) place the oracle's clicks."""
+    text, info = layout(smiles, rng, tuple(center or (375, 330)))
+    (work / path).write_text(text)
+    scr = np.array(info["screen"], float)
+    base = grow_atom if grow_atom >= 0 else atom
+    nbrs = [b if a == base else a for a, b in info["bonds"] if base in (a, b)]
+    away = scr[base] - scr[nbrs].mean(axis=0) if nbrs else np.array([1.0, 0.0])
+    away = away / (np.linalg.norm(away) or 1.0)
+    end = scr[base] + BOND_PX * away
+    lines = text.splitlines()
+    n_atoms, n_bonds = int(lines[3][0:3]), int(lines[3][3:6])
+    for index, element in ((atom, relabel), (atom2, relabel2)):
+        if element and index >= 0:
+            ln = lines[4 + index]
+            lines[4 + index] = ln[:31] + f"{element:<3}" + ln[34:]
+    if grow:
+        x, y = float(lines[4 + base][0:10]), float(lines[4 + base][10:20])
+        new_atom = f"{x + 1:10.4f}{y:10.4f}{0.0:10.4f} {grow:<3} 0  0  0  0  0  0  0  0  0  0  0  0"
+        new_bond = f"{base + 1:3d}{n_atoms + 1:3d}  1  0  0  0  0"
+        lines = (lines[:3] + [f"{n_atoms + 1:3d}{n_bonds + 1:3d}" + lines[3][6:]]
+                 + lines[4:4 + n_atoms] + [new_atom] + lines[4 + n_atoms:4 + n_atoms + n_bonds]
+                 + [new_bond] + lines[4 + n_atoms + n_bonds:])
+    start = props_of_molfile(text)
+    prod = props_of_molfile("\n".join(lines) + "\n")
+    click = _bond_click(info)
+    page = [np.array(p) for p in info["screen"]] + ([end] if grow else [])
+    span = np.max(page, axis=0) - np.min(page, axis=0)
+    out = {"start_can": start["can"], "start_formula": start["formula"],
+           "start_mw": start["mw"], **prod, "percent": mass_percent(prod["formula"]),
+           "atom_x": int(scr[atom][0]), "atom_y": int(scr[atom][1]),
+           "grow_x": int(scr[base][0]), "grow_y": int(scr[base][1]),
+           "end_x": int(round(end[0])), "end_y": int(round(end[1])),
+           "click_x": click[0], "click_y": click[1], "width_px": round(float(span[0]), 1),
+           "height_px": round(float(span[1]), 1)}
+    if atom2 >= 0:
+        out["atom2_x"], out["atom2_y"] = int(scr[atom2][0]), int(scr[atom2][1])
+    return out
+
+
+def missing(work: Path, rng: np.random.Generator, decoy: str = "benzoic acid",
+            path: str = "other.mol", **_: Any) -> dict[str, Any]:
+    """An infeasible task's work directory: a different molecule, never the file named."""
+    smiles = MOLECULES[decoy]
+    text, info = layout(smiles, rng)
+    (work / path).write_text(text)
+    click = _bond_click(info)
+    return {"decoy_can": canonical(smiles)["can"], "click_x": click[0], "click_y": click[1]}
+
+
+def note(work: Path, rng: np.random.Generator, path: str = "note.txt", text: str = "",
+         **_: Any) -> dict[str, Any]:
+    """A plain-text note in the work directory (a quiz question, a request), no molecule."""
+    (work / path).write_text(text.rstrip("\n") + "\n")
+    return {"chars": len(text)}
+
+
+GENERATORS = {"molecule": molecule, "target": target, "edit": edit, "missing": missing,
+              "note": note}
+
+
+__all__ = ["GENERATORS", "MOLECULES", "canonical", "composition", "layout", "mass_percent",
+           "props_of_molfile"]

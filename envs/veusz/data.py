@@ -128,6 +128,7 @@ def _tensile_gold(curve: dict[str, Any], elastic_limit_pct: float) -> dict[str, 
             "true_stress_at_uts": float(true_stress[i_uts]),
             "strain_col": _col(strain), "stress_col": _col(stress),
             "true_strain_col": _col(true_strain), "true_stress_col": _col(true_stress),
+            "true_strain_pct_col": _col(100 * true_strain),
             "elastic_strain_col": _col(strain[mask]),
             "offset_col": _col(offset_line),
             "points": int(len(strain))}

@@ -292,3 +292,24 @@ def test_arrhenius_workflow_stages_give_partial_credit(stage, answered, expected
     finally:
         task.cleanup()
 
+
+@pytest.mark.parametrize("transformed, expected", [(False, 1 / 12), (True, 3 / 12)])
+def test_tensile_workflow_stage_negatives_give_partial_credit(transformed, expected, tmp_path):
+    """stops-after-import and stops-after-transform of veusz/tensile-report-workflow."""
+    task = make_task(SPECS["veusz/tensile-report-workflow"], 0, tmp_path)
+    try:
+        task.stage(tmp_path)
+        gold = task.gold["t"]
+        sets = {"strain": {**gold["strain_col"], "kind": "Dataset"},
+                "stress": {**gold["stress_col"], "kind": "Dataset"}}
+        if transformed:
+            sets["true_strain"] = {**gold["true_strain_pct_col"], "kind": "DatasetExpression"}
+            sets["true_stress"] = {**gold["true_stress_col"], "kind": "DatasetExpression"}
+        dump = {"filename": "", "modified": True, "datasets": sets,
+                "widgets": {"/": {"type": "document", "settings": {}, "data": {}}}}
+        result = evaluate(task.criteria(), FinalState(work_dir=tmp_path, app_state=dump,
+                                                      agent_status="done"))
+        assert result.score == pytest.approx(expected), result
+        assert not result.success
+    finally:
+        task.cleanup()

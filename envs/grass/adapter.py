@@ -1,0 +1,148 @@
+"""GRASS GIS 8.2 (Debian ``grass-gui``): launch into a prepared mapset, and a batch state channel.
+
+The snapshot home holds a GRASS database ``~/grassdata`` with one location ``sci`` (WGS 84 /
+UTM 33N, EPSG:32633; its default region is the 200 x 200 grid of 10 m cells every generator
+writes) and the mapset ``user1`` the GUI works in, plus ``~/.grass8/rc`` and ``wx.json`` (the
+window layout and the data catalog's questions answered). ``grass MAPSET --exec g.gui -f``
+starts the wxGUI straight in that mapset: the start-up screen (location wizard) never shows.
+The task's ``setup.open`` files are imported into ``user1`` before the GUI starts (rasters
+with r.in.gdal, CSV points with v.in.ascii), each named after its file's stem; files the agent
+must import itself are only generated into the work directory.
+
+``LANG=C``: the machine has no generated locale but C.UTF-8, which wxPython cannot set, and
+GRASS then opens a "Cannot set locale" warning on every start.
+
+State channel: GRASS keeps its state in the mapset's files, so the channel is GRASS's own batch
+mode run in the program zone: ``grass --tmp-mapset ~/grassdata/sci --exec python3 -c CODE``
+(``inside/state_dump.py``) starts a throw-away mapset in the same location (the GUI's lock on
+``user1`` is per mapset and stays untouched), reads every map of ``user1`` with r.info, r.univar,
+r.stats and v.info, and writes JSON into the sandbox's private /tmp under a random name, renamed
+into place. The database lives in the program zone's home, which the agent zone never sees.
+Oracle scripts (:meth:`Adapter.run_script`) are shell lines of GRASS commands run in ``user1``
+the way the GUI's own console runs them: with a GISRC of their own that names the mapset.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.controller.windows import WindowInfo
+from sciagent_gym.errors import ToolScriptError
+from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+
+if TYPE_CHECKING:
+    from sciagent_gym.tasks.task import Task
+
+STATE_CODE = (Path(__file__).parent / "inside" / "state_dump.py").read_text()
+MAIN_TITLE = "sci/user1 - GRASS GIS"
+MAP_TITLE = "Map Display 1"
+GISBASE = "/usr/lib/grass82"
+
+# argv: the files to import before the GUI starts (paths in the work directory).
+_LAUNCH = r"""
+db="$HOME/grassdata/sci"
+rm -f "$db/user1/.gislock"
+rm -rf "$db"/tmp_* 2>/dev/null
+if [ $# -gt 0 ]; then
+  grass "$db/user1" --exec sh -c '
+    for f in "$@"; do
+      base=${f##*/}; name=${base%.*}
+      case "$f" in
+        *.csv) v.in.ascii --quiet input="$f" output="$name" separator=comma skip=1 \
+                 columns="x double precision, y double precision, id integer" x=1 y=2 cat=3 ;;
+        *) r.in.gdal -o --quiet input="$f" output="$name" ;;
+      esac || exit 3
+    done' import "$@" || exit 3
+fi
+exec grass "$db/user1" --exec g.gui -f
+"""
+
+# argv: $1 the commands, $2 the answer path. The commands run in user1 as the GUI's console
+# runs them: GRASS's environment and a GISRC of their own.
+_SCRIPT = r"""
+export GISBASE=/usr/lib/grass82
+export PATH="$GISBASE/bin:$GISBASE/scripts:$PATH" LD_LIBRARY_PATH="$GISBASE/lib"
+export PYTHONPATH="$GISBASE/etc/python" GRASS_PYTHON=/usr/bin/python3 GRASS_OVERWRITE=1
+export GISRC="$2.gisrc"
+printf 'GISDBASE: %s\nLOCATION_NAME: sci\nMAPSET: user1\n' "$HOME/grassdata" > "$GISRC"
+( eval "$1" ) > "$2.part" 2> "$2.err"
+rc=$?
+printf '%s\n' "$rc" > "$2.rc"
+mv "$2.part" "$2"
+"""
+
+_STATE = r"""
+exec grass --tmp-mapset "$HOME/grassdata/sci" --exec python3 -c "$1" "$2"
+"""
+
+
+class GrassError(ToolScriptError):
+    """A GRASS command failed or gave no answer."""
+
+
+def _env() -> dict[str, str]:
+    return {"LANG": "C", "LC_ALL": "C", "GRASS_PYTHON": "/usr/bin/python3",
+            "PATH": "/usr/bin:/bin", "NO_AT_BRIDGE": "1"}
+
+
+class Adapter(ToolAdapter):
+    ready_timeout = 60.0
+
+    def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
+        work = provider.paths["work"]
+        files = task.spec.open if task is not None else []
+        return ["sh", "-c", _LAUNCH, "grass", *(f"{work}/{name}" for name in files)]
+
+    def launch_env(self, provider: ProgramHost) -> dict[str, str]:
+        return _env()
+
+    def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
+        titles = {w.title for w in windows if w.width > 100 and w.height > 100}
+        return MAIN_TITLE in titles and MAP_TITLE in titles
+
+    def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
+        # The map display opens after the layer manager and takes the focus; the layer
+        # manager (menus, console) is where work starts, so every episode starts with it active.
+        import time
+
+        deadline = time.monotonic() + 8.0 * provider.ready_scale
+        kept_since: float | None = None
+        while time.monotonic() < deadline:
+            main = next((w for w in provider.windows() if w.title == MAIN_TITLE), None)
+            if main is None:
+                return
+            if main.active:
+                kept_since = kept_since or time.monotonic()
+                if time.monotonic() - kept_since >= 0.4 * provider.ready_scale:
+                    return
+            else:
+                kept_since = None
+                provider.activate_window(main.id)
+            time.sleep(0.05)
+
+    def run_script(self, provider: ChannelHost, code: str, timeout: float = 60.0) -> str:
+        """Run shell lines of GRASS commands in ``user1``; returns their standard output."""
+        n = self.next_request_id()
+        answer = f"{provider.paths['tmp']}/sciagent-grass-{n}.out"
+        out = self.run_client(provider, f"grass-script-{n}", ["sh", "-c", _SCRIPT, "grass",
+                                                              code, answer],
+                              answer, timeout, GrassError)
+        rc = (provider.read_file(answer + ".rc", remove=True) or "").strip()
+        err = provider.read_file(answer + ".err", remove=True) or ""
+        provider.read_file(answer + ".gisrc", remove=True)
+        if rc != "0":
+            raise GrassError(f"GRASS command failed (exit {rc}): {err.strip()[-500:]}")
+        return out
+
+    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
+        n = self.next_request_id()
+        answer = f"{provider.paths['tmp']}/sciagent-grass-state-{n}.json"
+        raw = self.run_client(provider, f"grass-state-{n}",
+                              ["sh", "-c", _STATE, "grass", STATE_CODE, answer],
+                              answer, 60.0, GrassError)
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise GrassError(f"state dump is not JSON ({exc}): {raw[:300]}") from None

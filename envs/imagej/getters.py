@@ -223,3 +223,28 @@ def imagej_roi_iou(state: FinalState, path: str, x: float, y: float, width: floa
     b = _shape_mask("oval", ref, xs, ys)
     union = int((a | b).sum())
     return float((a & b).sum()) / union if union else 0.0
+
+
+@register("imagej_mask_iou")
+def imagej_mask_iou(state: FinalState, path: str, reference_path: str) -> float:
+    """Intersection over union of the objects in a saved binary mask with a gold mask (an
+    absolute host path; its nonzero pixels are the objects).
+
+    The saved mask's objects are the pixels that differ from its most common value (the
+    background), so a mask with an inverting LUT (objects 255 shown black), a plain one, or
+    one saved with objects as 0 all count the same. A mask of another size raises a
+    GetterError; a uniform image has no objects and scores 0.
+    """
+    img = load_image(existing_file(state, path), path)
+    ref_path = Path(str(reference_path))
+    if not ref_path.is_absolute() or not ref_path.is_file():
+        raise GetterError(f"reference {reference_path!r}: not an existing absolute host path")
+    ref = load_image(ref_path, f"reference {ref_path}")
+    if img.planes.shape[0] != 1 or ref.planes.shape[1:3] != img.planes.shape[1:3]:
+        raise GetterError(f"{path}: mask is {img.describe()}, reference is {ref.describe()}")
+    mine = img.planes[0].max(axis=2)  # (H, W, samples): colour collapses to one value
+    values, counts = np.unique(mine, return_counts=True)
+    objects = mine != values[int(np.argmax(counts))]
+    gold = ref.planes[0].max(axis=2) != 0
+    union = int((objects | gold).sum())
+    return float((objects & gold).sum()) / union if union else 0.0

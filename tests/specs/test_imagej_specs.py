@@ -348,13 +348,24 @@ def write_calibrated_tiff(path: Path, array: np.ndarray, px: float | None, unit:
 
 
 def app_dump(task: Task, work: Path, px: float = 1.0, unit: str = "pixel") -> dict:
-    """What state.ijm returns with the task's last opened image active (start state: px 1)."""
-    name = task.spec.open[-1]
+    """What state.ijm returns with the task's last opened image active (start state: px 1).
+    Tasks that start with nothing open are modelled with their input opened uncalibrated."""
+    name = (task.spec.open or task.spec.protect)[-1]
     arr = tifffile.imread(work / name)
     active = {"title": name, "bit_depth": arr.dtype.itemsize * 8, "width": arr.shape[1],
               "height": arr.shape[0], "slices": 1, "pixel_width": px, "pixel_height": px,
               "unit": unit, "changes": False, "selection_type": -1, "selection": None}
     return {"n_images": 1, "image_titles": [name], "window_titles": [], "active": active,
+            "results": {"count": 0, "headings": [], "columns": {}}, "roi_manager_count": 0,
+            "log": ""}
+
+
+def start_dump(task: Task, work: Path) -> dict:
+    """The state dump of the start state: the task's inputs open, or nothing but ImageJ for
+    the tasks that begin with opening the input through the file dialog."""
+    if task.spec.open:
+        return app_dump(task, work)
+    return {"n_images": 0, "image_titles": [], "window_titles": [], "active": None,
             "results": {"count": 0, "headings": [], "columns": {}}, "roi_manager_count": 0,
             "log": ""}
 
@@ -487,7 +498,52 @@ def _project_missing(task: Task, case: str, work: Path) -> str:
     return {"oracle": "fail", "fabricated-then-failed": "fail"}.get(case, "done")
 
 
-CASE_WRITERS = {"convert-crop": _convert_crop, "count-nuclei": _count_nuclei,
+def _morphometry(task: Task, case: str, work: Path) -> tuple[str, dict, str | None]:
+    """The long-horizon workflow: each stage negative stops where its name says; the others
+    make one mistake (a unit, a skipped filter, measurements left unset, a wrong count)."""
+    from skimage import filters, measure
+
+    scope = task.params["scope"]
+    arr = tifffile.imread(work / "nuclei.tif")
+    px = 1.0 if case == "not-calibrated" else scope["px_um"]
+    unit = "pixel" if case == "not-calibrated" else "µm"
+    app = app_dump(task, work, px, unit)
+    if case == "stops-after-calibration":
+        return "done", app, None
+    limit_px = {"size-limit-in-pixels": scope["min_um2"], "unfiltered-mask": 0,
+                "not-calibrated": 0}.get(case, scope["min_um2"] / px ** 2)
+    labels = measure.label(arr > filters.threshold_otsu(arr))
+    kept = [r for r in measure.regionprops(labels) if r.area >= limit_px]
+    if case == "measurements-not-set":  # Set Measurements left at Area only
+        write_results(work / "nuclei_morphometry.csv", ["Area"],
+                      [[r.area * px * px] for r in kept])
+    else:
+        write_results(work / "nuclei_morphometry.csv", ["Area", "Mean", "Min", "Max", "X", "Y"],
+                      [[r.area * px * px, arr[labels == r.label].mean(), 0, 255,
+                        (r.centroid[1] + 0.5) * px, (r.centroid[0] + 0.5) * px] for r in kept])
+    if case == "stops-after-measuring":
+        return "done", app, None
+    mask = np.zeros(arr.shape, np.uint8)
+    for r in kept:
+        mask[labels == r.label] = 255
+    write_calibrated_tiff(work / "nuclei_mask.tif", mask, None if px == 1.0 else px, unit)
+    total = sum(r.area for r in kept) * px * px
+    (work / "nuclei_summary.csv").write_text(
+        "Slice,Count,Total Area,Average Size,%Area,Mean\n"
+        f"nuclei.tif,{len(kept)},{total:.3f},{total / max(len(kept), 1):.3f},2.0,160.0\n")
+    if case == "stops-before-report":
+        return "done", app, None
+    count = len(kept) + (1 if case == "wrong-count-reported" else 0)
+    return "done", app, f"{count} nuclei"
+
+
+#: Expected scores of the staged task's negatives (weights per stage: 2, 5, 5, 1 of 13).
+MORPHOMETRY_PARTIAL = {"stops-after-calibration": 2 / 13, "stops-after-measuring": 7 / 13,
+                       "stops-before-report": 12 / 13, "wrong-count-reported": 12 / 13}
+
+
+CASE_WRITERS = {"convert-crop": _convert_crop, "nuclei-morphometry-report": _morphometry,
+                "count-nuclei": _count_nuclei,
                 "nuclei-area-um2": _nuclei_um2, "draw-save-roi": _draw_roi,
                 "gaussian-blur-save": _gaussian, "measure-region-mean": _measure_region,
                 "set-scale": _set_scale, "project-missing-stack": _project_missing}
@@ -496,8 +552,9 @@ CASE_WRITERS = {"convert-crop": _convert_crop, "count-nuclei": _count_nuclei,
 def case_state(task: Task, case: str, work: Path) -> FinalState:
     """The final state ``case`` ("oracle" or a negative's name) would leave in ``work``."""
     out = CASE_WRITERS[task.spec.slug](task, case, work)
-    status, app = out if isinstance(out, tuple) else (out, app_dump(task, work))
-    return FinalState(work_dir=work, app_state=app, agent_status=status)
+    status, app, *answer = out if isinstance(out, tuple) else (out, app_dump(task, work))
+    return FinalState(work_dir=work, app_state=app, agent_status=status,
+                      answer=answer[0] if answer else None)
 
 
 def output_paths(task: Task) -> list[str]:
@@ -510,7 +567,7 @@ def placeholders(task: Task, work: Path) -> dict[str, Callable[[Path], None]]:
     """Outputs an agent can make without the work: empty files, "0", a header-only table, blank
     and uniform images (of the input's size and of the size the task asks for, at mid grey and
     at the gold image's own mean), and the input copied to each output name."""
-    src = work / task.spec.open[-1]
+    src = work / (task.spec.open or task.spec.protect)[-1]
     arr = tifffile.imread(src)
     sizes = {arr.shape[:2]}
     if "w" in task.params and "h" in task.params:
@@ -556,7 +613,7 @@ def test_oracle_negatives_start_and_placeholders(spec_id, tmp_path):
             criteria = task.criteria()
             fresh = _fresh_dirs(tmp_path / f"s{seed}-cases", work, spec.protect)
 
-            start = evaluate(criteria, FinalState(work_dir=work, app_state=app_dump(task, work),
+            start = evaluate(criteria, FinalState(work_dir=work, app_state=start_dump(task, work),
                                                   agent_status="done"))
             assert start.score == 0 and not start.success, start
             for case in ("oracle", *sorted(spec.negatives)):
@@ -565,6 +622,9 @@ def test_oracle_negatives_start_and_placeholders(spec_id, tmp_path):
                     assert result.score == 1.0 and result.success, (case, result)
                 else:
                     assert not result.success, (case, result)
+                if spec.slug == "nuclei-morphometry-report" and case in MORPHOMETRY_PARTIAL:
+                    assert result.score == pytest.approx(MORPHOMETRY_PARTIAL[case]), (case,
+                                                                                      result)
             for label, make in placeholders(task, work).items():
                 case_work = fresh(label)
                 make(case_work)
@@ -688,7 +748,9 @@ def test_cheats_are_real_threats_that_the_gui_modality_refuses(spec_id, tmp_path
                     assert result.score == 0 and not result.success, (name, result)
             finally:
                 task.cleanup()
-    if with_shell:  # the best shell cheat would earn most of the reward were run() allowed
+    # the best shell cheat would earn most of the reward were run() allowed; a long workflow
+    # whose first stage is the program's own state (an image opened and calibrated) stays at 0
+    if with_shell and "long-horizon" not in spec.tags:
         assert max(with_shell) > 0.5, with_shell
 
 

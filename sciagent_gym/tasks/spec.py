@@ -69,7 +69,9 @@ dialog that opens somewhere else still gets its clicks; they reach ``step()`` as
 "number": true}, "answer": "<text with {output}>"}: read text off the settled screen with OCR
 (the region is relative to the window when one is named), take the pattern's first group (or
 whole match) and give the answer: how a GUI oracle answers with a value it saw, never with the
-gold. With ``number`` the text is read as one number (a decimal comma as a point). Capture only
+gold. With ``number`` the text is read as one number (a decimal comma as a point); with
+``"timeout": s`` the screen is read again until the pattern shows up (a program still busy
+after the screen settled, such as R loading a package). Capture only
 the digits the tolerance needs, ``([0-9]+[.,][0-9]{{1,3}})`` (braces doubled, as in any
 template): OCR misreads long runs of digits.
 """

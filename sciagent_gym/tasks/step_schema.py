@@ -52,12 +52,14 @@ def _check_steps(steps: Any, source: str, where: str, toggles: frozenset[str] = 
             read = step["read"]
             _require(set(step) == {"read", "answer"} and isinstance(read, dict)
                      and not set(read) - {"region", "window", "pattern", "psm", "scale",
-                                          "number"}
+                                          "number", "timeout"}
                      and isinstance(read.get("pattern"), str)
                      and isinstance(read.get("number", False), bool)
+                     and isinstance(read.get("timeout", 0), (int, float))
+                     and 0 <= read.get("timeout", 0) <= 300
                      and isinstance(step["answer"], str) and "{output}" in step["answer"],
                      source, f"{where}[{i}]", "a read step is {read: {pattern, region, window, "
-                     "psm, scale, number}, answer: '<text with {output}>'}")
+                     "psm, scale, number, timeout (0-300 s)}, answer: '<text with {output}>'}")
             region = read.get("region")
             _require(region is None or (isinstance(region, list) and len(region) == 4),
                      source, f"{where}[{i}].read.region", "must be [x, y, w, h]")

@@ -113,24 +113,35 @@ def window_actions(provider, title: str, actions: list[Any]) -> list[str]:
 
 def read_screen(provider, pattern: str, region: list[int] | None = None,
                 window: str | None = None, psm: int = 6, scale: float = 2,
-                number: bool = False) -> str:
+                number: bool = False, timeout: float = 0.0) -> str:
     """OCR the settled screen (``region`` [x, y, w, h], relative to ``window`` when named) and
     return the first group of ``pattern`` (or its whole match); with ``number``, read as one
-    number (see :func:`as_number`)."""
+    number (see :func:`as_number`). With ``timeout``, look again until the pattern shows up
+    (or the window opens) for that many seconds, as a person waits for a busy program's
+    output: a settled screen only proves nothing moved for the quiet window, and a program
+    busy longer than that (R loading a package) has not printed its result yet."""
     from sciagent_gym.evaluation.getters.ocr import ocr_region
     from sciagent_gym.evaluation.getters.pixels import crop
 
-    rgb = provider.wait_settled()
-    if window is not None:
-        win = find_window(provider, window)
-        x, y, w, h = region or (0, 0, win.width, win.height)
-        region = [win.x + x, win.y + y, w, h]
-    text = ocr_region(crop(rgb, region), psm=psm, scale=scale)
-    found = re.search(pattern, text)
-    if found is None:
-        raise StepError(f"read: {pattern!r} not on screen in {region}; OCR saw {text!r}")
-    output = (found.group(1) if found.groups() else found.group(0)).strip()
-    return as_number(output, text) if number else output
+    deadline = time.monotonic() + timeout
+    while True:
+        rgb = provider.wait_settled()
+        try:
+            where = region
+            if window is not None:
+                win = find_window(provider, window)
+                x, y, w, h = region or (0, 0, win.width, win.height)
+                where = [win.x + x, win.y + y, w, h]
+            text = ocr_region(crop(rgb, where), psm=psm, scale=scale)
+            found = re.search(pattern, text)
+            if found is None:
+                raise StepError(f"read: {pattern!r} not on screen in {where}; OCR saw {text!r}")
+            output = (found.group(1) if found.groups() else found.group(0)).strip()
+            return as_number(output, text) if number else output
+        except StepError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.25)
 
 
 def as_number(output: str, seen: str = "") -> str:

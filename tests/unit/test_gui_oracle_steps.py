@@ -106,6 +106,10 @@ def test_the_spec_field_is_validated_and_falls_back_to_a_gui_only_oracle():
         _spec(gui_oracle=[{"read": {"pattern": "("}, "answer": "{output}"}, "DONE"])
     with pytest.raises(TaskSpecError, match=r"gui_oracle\[0\]"):
         _spec(gui_oracle=[{"in_window": "x", "do": [{"script": "y"}]}, "DONE"])
+    for bad in (-1, 301, "5"):
+        with pytest.raises(TaskSpecError, match=r"timeout \(0-300 s\)"):
+            _spec(gui_oracle=[{"read": {"pattern": "x", "timeout": bad}, "answer": "{output}"},
+                              "DONE"])
 
 
 def test_in_window_moves_clicks_to_the_window_found_on_screen(env):
@@ -153,6 +157,26 @@ def test_read_answers_what_ocr_saw_in_the_region(env, monkeypatch):
     assert env.sent[-1] == {"type": "answer", "text": str(total)}
     with pytest.raises(StepError, match="not on screen.*OCR saw"):
         run_steps(env, [{"read": {"pattern": r"Mean:\s*(\d+)"}, "answer": "{output}"}])
+
+
+def test_read_with_a_timeout_looks_again_until_a_busy_program_prints(env, monkeypatch):
+    env.reset(seed=0, options={"task": "faketool/sum-numbers"})
+    screens = iter(["> library(survival)\n", "> library(survival)\n", "> median\n[1] 41.5\n"])
+    monkeypatch.setattr("sciagent_gym.evaluation.getters.ocr.ocr_region",
+                        lambda rgb, psm=6, scale=2: next(screens))
+    run_steps(env, [{"read": {"pattern": r"\[1\] ([0-9.]+)", "timeout": 10},
+                     "answer": "{output}"}])
+    assert env.sent[-1] == {"type": "answer", "text": "41.5"}
+    # without a timeout one look is all: the first screen has no result yet
+    screens = iter(["> library(survival)\n", "> median\n[1] 41.5\n"])
+    with pytest.raises(StepError, match="not on screen"):
+        run_steps(env, [{"read": {"pattern": r"\[1\] ([0-9.]+)"}, "answer": "{output}"}])
+    # and a timeout ends: the error says what OCR saw last
+    monkeypatch.setattr("sciagent_gym.evaluation.getters.ocr.ocr_region",
+                        lambda rgb, psm=6, scale=2: "> still busy\n")
+    with pytest.raises(StepError, match="still busy"):
+        run_steps(env, [{"read": {"pattern": r"\[1\] ([0-9.]+)", "timeout": 0.6},
+                         "answer": "{output}"}])
 
 
 @pytest.mark.parametrize("ocr, pattern, expected", [

@@ -300,6 +300,56 @@ out = {{"atoms": cmd.count_atoms("m"), "range_atoms": cmd.count_atoms("m and res
     return run_headless(code)
 
 
+def pocket_workflow(work: Path, rng: np.random.Generator, source: str, cutoff: float,
+                    resi: int, carbon: str, bg: str, width: int, height: int,
+                    path: str | None = None) -> dict[str, Any]:
+    """Write ``source``'s variant (a complex with a ligand ``resn 478`` and waters); gold for the
+    pocket workflow: atoms without solvent, the pocket (whole polymer residues within ``cutoff``
+    of the ligand: atoms, residues, carbons, centroid), the CA-CA distance of residue ``resi``
+    between chains A and B, and the figure ray-traced by headless PyMOL after the same steps
+    (pocket carbons coloured ``carbon``, background ``bg``) in the view PyMOL opens the file
+    with (``image``, kept host-side)."""
+    from PIL import Image
+
+    dest = _copy(work, rng, source, path or source)
+    pocket = f"byres (m and polymer within {float(cutoff)} of (m and resn 478))"
+    a = f"m and chain A and resi {int(resi)} and name CA"
+    b = f"m and chain B and resi {int(resi)} and name CA"
+    with tempfile.TemporaryDirectory(prefix="sciagent-pymol-figure-") as tmp:
+        png = Path(tmp) / "gold.png"
+        code = _load(dest) + f"""
+def residues(sel):
+    res = set()
+    cmd.iterate(sel, "res.add((chain, segi, resi))", space={{"res": res}})
+    return len(res)
+out = {{"atoms": cmd.count_atoms("m"), "solvent": cmd.count_atoms("m and solvent"),
+       "polymer": cmd.count_atoms("m and polymer"), "organic": cmd.count_atoms("m and organic")}}
+cmd.remove("solvent")
+out["no_solvent"] = cmd.count_atoms("m")
+sel = {pocket!r}
+out["pocket_atoms"] = cmd.count_atoms(sel)
+out["pocket_residues"] = residues(sel)
+out["pocket_carbons"] = cmd.count_atoms("(%s) and elem C" % sel)
+out["pocket_centroid"] = [float(v) for v in cmd.get_coords(sel).mean(axis=0)]
+wider = "byres (m and polymer within {float(cutoff) + 1.5} of (m and resn 478))"
+out["wider_atoms"] = cmd.count_atoms(wider)
+out["distance"] = cmd.get_distance({a!r}, {b!r})
+cmd.select("pocket", sel)
+cmd.show("sticks", "m and resn 478")
+cmd.show("sticks", "pocket")
+cmd.color({carbon!r}, "pocket and elem C")
+cmd.distance("dist_ab", {a!r}, {b!r})
+cmd.bg_color({bg!r})
+cmd.png({str(png)!r}, width={int(width)}, height={int(height)}, ray=1)
+"""
+        gold = run_headless(code + "\n")
+        with Image.open(png) as img:
+            gold["image"] = np.asarray(img.convert("RGB"))
+    bgc = colour(work, rng, bg)
+    gold["bg_rgb"], gold["bg_rgb8"] = bgc["rgb"], bgc["rgb8"]
+    return gold
+
+
 def decoy(work: Path, rng: np.random.Generator, source: str, path: str) -> dict[str, Any]:
     """Write ``source``'s variant to ``path`` (an input the task does not ask about). Gold:
     its atoms."""
@@ -319,4 +369,5 @@ GENERATORS = {
     "figure": figure,
     "residue_range": residue_range,
     "decoy": decoy,
+    "pocket_workflow": pocket_workflow,
 }

@@ -425,3 +425,48 @@ def test_save_chain_scores_the_saved_content(tmp_path):
     assert score().score == 0.0  # one atom per residue: no credit for the chain letter
     out.write_bytes((tmp_path / "1tii.pdb").read_bytes())
     assert score().score == 0.0
+
+
+# --- long-horizon tasks: stage by stage -------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pocket_workflow_scores_each_stage(seed, tmp_path):
+    """Replays the evaluator on what the stage negatives leave: the structure opened without its
+    waters (2 of 16), plus the pocket shown and coloured (6 of 16), plus the distance measured
+    and answered (9 of 16); a stage counts only when the one before passed."""
+    spec = SPECS["pymol/pocket-workflow"]
+    assert "long-horizon" in spec.tags and spec.difficulty == "hard"
+    task = make_task(spec, seed, tmp_path)
+    try:
+        task.stage(tmp_path)
+        assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+        g, carbon = task.gold["pw"], task.params["carbon"]
+        opened = {"polymer_atoms": g["polymer"], "solvent_atoms": 0, "atoms": g["no_solvent"],
+                  "polymer": {"reps": {"sticks": 0}, "element_colors": {}},
+                  "organic": {"reps": {"sticks": 0}}}
+        shown = {**opened, "polymer": {"reps": {"sticks": g["pocket_atoms"]},
+                                       "element_colors": {"C": {carbon: g["pocket_carbons"]}}},
+                 "organic": {"reps": {"sticks": g["organic"]}}}
+        pocket = {"pocket": {"atoms": g["pocket_atoms"], "residues": g["pocket_residues"]}}
+
+        def score(objects, selections=None, answer=None):
+            app = {"objects": objects, "selections": selections or {}}
+            return evaluate(task.criteria(), FinalState(
+                work_dir=tmp_path, app_state=app, answer=answer,
+                agent_status="done")).to_dict()
+
+        assert score({})["score"] == 0
+        res = score({"1hpv": opened})
+        assert res["score"] == pytest.approx(2 / 16) and res["stages_reached"] == 1
+        res = score({"1hpv": shown}, pocket)
+        assert res["score"] == pytest.approx(6 / 16) and res["stages_reached"] == 2
+        dist = {"type": "measurement", "distances": [g["distance"]]}
+        answer = f"{g['distance']:.3f} Å"
+        res = score({"1hpv": shown, "dist_ab": dist}, pocket, answer)
+        assert res["score"] == pytest.approx(9 / 16) and res["stages_reached"] == 3
+        # waters only hidden: nothing after the first stage counts
+        wet = {**shown, "solvent_atoms": g["solvent"], "atoms": g["atoms"]}
+        assert score({"1hpv": wet, "dist_ab": dist}, pocket, answer)["score"] == 0
+    finally:
+        task.cleanup()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import numpy as np
 import tifffile
 
 from sciagent_gym.evaluation import Criterion
-from sciagent_gym.processes import close_at_exit, owned_tempdir
+from sciagent_gym.processes import owned_tempdir
 from sciagent_gym.tasks.spec import TaskSpec, TaskSpecError
 from sciagent_gym.tasks.step_schema import count_oracle_steps
 from sciagent_gym.tasks.templating import resolve
@@ -122,7 +123,10 @@ class Task:
             if isinstance(value, np.ndarray):
                 if self.gold_dir is None:
                     self.gold_dir = owned_tempdir("gold")
-                    close_at_exit(self, "cleanup")
+                    # removed by cleanup(), or when the task is collected or at exit: a task
+                    # dropped without cleanup() (a test, a crashed rollout) leaves no gold
+                    self._gold_finalizer = weakref.finalize(
+                        self, shutil.rmtree, str(self.gold_dir), True)
                 path = self.gold_dir / f"{name}.{key}.tif"
                 tifffile.imwrite(path, value)
                 value = str(path)
@@ -132,7 +136,7 @@ class Task:
     def cleanup(self) -> None:
         """Remove the host-side gold directory."""
         if self.gold_dir is not None:
-            shutil.rmtree(self.gold_dir, ignore_errors=True)
+            self._gold_finalizer()
             self.gold_dir = None
 
     def criteria(self) -> list[Criterion]:

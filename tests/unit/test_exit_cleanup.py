@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 
 def _child(code: str) -> subprocess.CompletedProcess:
@@ -108,3 +109,39 @@ def test_a_relayed_copy_of_a_signal_does_not_interrupt_the_cleanup_it_started():
     """)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["exit", "143", "cleaned"]
+
+
+def test_a_task_dropped_without_cleanup_leaves_no_gold_directory(tmp_path):
+    # tests and crashed rollouts drop staged tasks without cleanup(): its reference images are
+    # removed when the task is collected, and at exit for one still alive then
+    out = _child(f"""
+        import gc, glob, os, numpy as np
+        from sciagent_gym.tasks.spec import parse_spec
+        from sciagent_gym.tasks.task import Task
+
+        spec = parse_spec({{"id": "t/s", "tool": "t", "title": "T", "instruction": "Do it.",
+                           "difficulty": "easy", "oracle": ["DONE"],
+                           "negatives": {{"n": ["DONE"]}},
+                           "setup": {{"generate": [{{"fn": "img", "as": "g"}}]}},
+                           "evaluator": {{"criteria": [{{"name": "x", "getter": "answer_text",
+                                                        "check": {{"op": "equals",
+                                                                   "expected": "a"}}}}]}}}})
+        gens = {{"img": lambda work, rng: {{"image": np.zeros((4, 4), np.uint8)}}}}
+        def staged(n):
+            task = Task(spec, n, gens, {{"work": "/w", "home": "/h", "tmp": "/t"}})
+            work = {str(tmp_path)!r} + f"/w{{n}}"
+            os.makedirs(work)
+            task.stage(__import__("pathlib").Path(work))
+            return task
+        dropped = staged(0).gold_dir
+        gc.collect()
+        print("collected", os.path.exists(dropped))
+        kept = staged(1)
+        with open({str(tmp_path / "kept")!r}, "w") as fh:
+            fh.write(str(kept.gold_dir))
+        print("alive", os.path.exists(kept.gold_dir))
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["collected", "False", "alive", "True"]
+    kept = Path((tmp_path / "kept").read_text())
+    assert kept.name.startswith("sciagent-gold-") and not kept.exists()  # gone at exit

@@ -17,12 +17,12 @@ coordinates hold) and keeps the default display types. Avogadro shows no first-r
 from __future__ import annotations
 
 import re
-import time
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
 from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools.adapter import hold_focus
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -62,21 +62,7 @@ class Adapter(ToolAdapter):
     def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
         # The main window gets the focus and keeps it for a moment, so every episode starts
         # from the same screen (keys go to it, menus open from it).
-        scale = provider.ready_scale
-        deadline = time.monotonic() + 8.0 * scale
-        kept_since: float | None = None
-        while time.monotonic() < deadline:
-            win = main_window(provider.windows())
-            if win is None:
-                return
-            if win.active:
-                kept_since = kept_since or time.monotonic()
-                if time.monotonic() - kept_since >= 0.3 * scale:
-                    return
-            else:
-                kept_since = None
-                provider.activate_window(win.id)
-            time.sleep(0.05)
+        hold_focus(provider, main_window)
 
     def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
         raise AvogadroError("Avogadro 1.97 has no scripting channel that answers; tasks are "

@@ -182,3 +182,26 @@ def _client_log_tail(provider: ChannelHost, name: str, limit: int = 600) -> str:
         return ""
     text = (text or "").strip()
     return f" (client output: {text[-limit:]})" if text else ""
+
+
+def hold_focus(provider: ProgramHost, find: Callable[[list[WindowInfo]], WindowInfo | None],
+               hold: float = 0.3, within: float = 8.0) -> None:
+    """Give the window ``find`` picks the focus until it has kept it for ``hold`` seconds (or
+    ``within`` seconds pass, or the window is gone), both scaled by the provider's
+    ``ready_scale``: programs that raise a second window at start-up steal it back for a
+    moment, and every episode must start with keys going to the same window."""
+    scale = provider.ready_scale
+    deadline = time.monotonic() + within * scale
+    kept_since: float | None = None
+    while time.monotonic() < deadline:
+        win = find(provider.windows())
+        if win is None:
+            return
+        if win.active:
+            kept_since = kept_since or time.monotonic()
+            if time.monotonic() - kept_since >= hold * scale:
+                return
+        else:
+            kept_since = None
+            provider.activate_window(win.id)
+        time.sleep(0.05)

@@ -509,6 +509,16 @@ class SciGUIEnv(gym.Env):
         except Exception:
             return None
 
+    def checkpoint(self, status: str = "done") -> FinalState:
+        """The state an episode ending now with ``status`` would be scored on, collected
+        without ending it (a fresh screenshot, as the ending step grabs one). The audit scores
+        the no-op and each negative that is a prefix of the oracle this way, on the oracle's
+        own program start. Agent processes are stopped, as at the end of an episode."""
+        if self.task is None or self._episode_over:
+            raise RuntimeError("checkpoint() needs an episode in progress: call reset() first")
+        self._frame = self.provider.screenshot()
+        return self.collect_final_state(status)
+
     def collect_final_state(self, status: str) -> FinalState:
         """What the evaluator reads: work files, the app's internal state, the screen, the
         window list and the output of commands the criteria ask to run in the sandbox.

@@ -144,7 +144,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         report = audit_tool(tool, seeds=range(args.seed, args.seed + args.seeds),
                             cross=not args.no_cross, tasks=args.task or None,
                             progress=progress, isolation=args.isolation, cheats=args.cheats,
-                            cases=args.cases)
+                            cases=args.cases, share_starts=not args.separate_starts)
         bar.close()
         reports.append(report)
         if not args.json:

@@ -86,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cheats", action="store_true",
                    help="also play the cheat audit (generic cheats on the real start state and "
                         "each spec's own cheats): every cheat must score 0")
+    p.add_argument("--separate-starts", action="store_true",
+                   help="play the no-op and every negative as its own episode (default: those "
+                        "that are the oracle's first steps then DONE are scored at that point "
+                        "of the oracle's episode, on its program start)")
     p.add_argument("--json", action="store_true", help="machine-readable results")
     p.add_argument("--out", help="also write audit-<tool>.json into this directory")
     p.add_argument("--summary", metavar="DIR",

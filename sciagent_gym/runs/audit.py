@@ -52,6 +52,7 @@ class CaseResult:
     limit: float = 0.0  # the highest score a cheat may earn
     steps: int = 0  # step() calls the case made
     gui: bool = False  # played through step() alone (a GUI oracle, or a GUI-only oracle)
+    shared: bool = False  # scored on the oracle's program start (see _play_sharing)
 
     @property
     def is_cheat(self) -> bool:
@@ -199,6 +200,39 @@ def _play(env: gym.Env, task_id: str, case: str, seed: int):
     return base.evaluation, taken
 
 
+def _play_sharing(env: gym.Env, task_id: str, seed: int, candidates: list[str]):
+    """The oracle's episode, which also scores each of ``candidates`` (the no-op and
+    negatives) whose steps are the oracle's first k steps and then DONE: at that point of the
+    oracle's episode the program has had exactly that case's actions, so its state is
+    collected there (:meth:`SciAgentEnv.checkpoint`) and scored, and the case needs no program
+    start of its own. Returns the oracle's evaluation, its step() calls, and per shared case
+    (evaluation, step() calls, final state, seconds taken)."""
+    env.reset(seed=seed, options={"task": task_id})
+    base = env.unwrapped
+    steps = base.task.steps("oracle")
+    at: dict[int, list[str]] = {}
+    for name in candidates:
+        theirs = ["DONE"] if name == "noop" else base.task.steps(name)
+        k = len(theirs) - 1
+        if theirs and theirs[-1] == "DONE" and k <= len(steps) and steps[:k] == theirs[:k]:
+            at.setdefault(k, []).append(name)
+    shared: dict[str, tuple] = {}
+    taken = 0
+    for k in range(len(steps) + 1):
+        for name in at.get(k, ()):
+            t0 = time.monotonic()
+            state = base.checkpoint("done")
+            ev = evaluate(base.task.criteria(), state)
+            shared[name] = (ev, taken + 1, state, time.monotonic() - t0)
+        if k == len(steps) or base.evaluation is not None:
+            break
+        taken += run_steps(env, steps[k:k + 1])
+    if base.evaluation is None:
+        env.step("DONE")
+        taken += 1
+    return base.evaluation, taken, shared
+
+
 def audit_cases(spec, cheats: bool = False) -> list[str]:
     """The cases the audit plays for one task: the oracle, its GUI oracle where that is a
     different sequence, the no-op, each negative and (with ``cheats``) the spec's cheats."""
@@ -210,12 +244,15 @@ def audit_cases(spec, cheats: bool = False) -> list[str]:
 def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
                tasks: Iterable[str] | None = None, env: gym.Env | None = None,
                progress: Callable[[str], None] | None = None, cheats: bool = False,
-               cases: Iterable[str] | None = None, **make_kwargs: Any) -> AuditReport:
+               cases: Iterable[str] | None = None, share_starts: bool = True,
+               **make_kwargs: Any) -> AuditReport:
     """Run the audit for ``tool`` on the real program (an env is made unless given).
 
     ``cheats`` adds the cheat audit: generic cheats scored on each no-op's final state and the
     spec's own cheats played as episodes. ``cases`` keeps only these case names (e.g.
-    ``["gui_oracle"]``; "gui_oracle" then also means a GUI-only oracle)."""
+    ``["gui_oracle"]``; "gui_oracle" then also means a GUI-only oracle). ``share_starts``
+    scores the no-op and the negatives that are a prefix of the oracle on the oracle's own
+    program start (:func:`_play_sharing`); False plays every case as its own episode."""
     only = set(cases) if cases is not None else None
     seeds = [int(s) for s in seeds]
     own_env = env is None
@@ -228,6 +265,22 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
     report = AuditReport(tool=tool, seeds=seeds)
     keep = Path(tempfile.mkdtemp(prefix="sciagent-audit-"))
     oracle_states: dict[tuple[str, int], Path] = {}
+
+    def record(task_id, seed, case, spec, ev, taken, error, t0, shared=False) -> None:
+        score, success = (ev.score, ev.success) if ev is not None else (0.0, False)
+        failed = [c.name for c in ev.criteria if not c.passed] if ev is not None else []
+        noop_correct = base.task.noop_correct if error is None else False
+        noop_score = next((c.score for c in report.cases if c.case == "noop" and
+                           (c.task_id, c.seed) == (task_id, seed)), 0.0)
+        ok = error is None and _expected_ok(case, spec.infeasible, score, success,
+                                            noop_correct, bool(spec.toggles),
+                                            noop_score=noop_score)
+        gui = case == "gui_oracle" or (case == "oracle" and spec.explicit_gui_oracle is None
+                                       and spec.gui_oracle is not None)
+        report.cases.append(CaseResult(task_id, seed, case, score, success, ok, failed,
+                                       time.monotonic() - t0, error, noop_correct,
+                                       base.modality, steps=taken, gui=gui, shared=shared))
+
     try:
         for task_id in task_ids:
             spec = base.specs[task_id]
@@ -238,37 +291,42 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
                         and spec.gui_oracle is not None:
                     wanted.add("oracle")  # this task's oracle is its GUI oracle
                 played = [c for c in played if c in wanted]
+            sharable = [c for c in played if c == "noop" or c in spec.negatives] \
+                if share_starts and "oracle" in played else []
             for seed in seeds:
+                done: set[str] = set()
                 for case in played:
+                    if case in done:
+                        continue
                     if progress:
                         progress(f"{task_id} seed {seed} {case}")
                     t0 = time.monotonic()
-                    noop_correct, taken = False, 0
+                    shared: dict[str, tuple] = {}
                     try:
-                        ev, taken = _play(env, task_id, case, seed)
-                        score, success, error = ev.score, ev.success, None
-                        failed = [c.name for c in ev.criteria if not c.passed]
-                        noop_correct = base.task.noop_correct
+                        if case == "oracle" and sharable:
+                            ev, taken, shared = _play_sharing(env, task_id, seed, sharable)
+                        else:
+                            ev, taken = _play(env, task_id, case, seed)
+                        error = None
                     except Exception as exc:  # a broken oracle is an audit finding
-                        score, success, failed = 0.0, False, []
-                        error = f"{type(exc).__name__}: {exc}"
-                    noop_score = next((c.score for c in report.cases if c.case == "noop" and
-                                       (c.task_id, c.seed) == (task_id, seed)), 0.0)
-                    ok = error is None and _expected_ok(case, spec.infeasible, score, success,
-                                                        noop_correct, bool(spec.toggles),
-                                                        noop_score=noop_score)
-                    gui = case == "gui_oracle" or (case == "oracle" and
-                                                   spec.explicit_gui_oracle is None and
-                                                   spec.gui_oracle is not None)
-                    report.cases.append(CaseResult(task_id, seed, case, score, success, ok,
-                                                   failed, time.monotonic() - t0, error,
-                                                   noop_correct, base.modality, steps=taken,
-                                                   gui=gui))
+                        ev, taken, error = None, 0, f"{type(exc).__name__}: {exc}"
+                    record(task_id, seed, case, spec, ev, taken, error, t0)
                     if case == "oracle" and error is None:
                         oracle_states[(task_id, seed)] = base.final_state.save(
                             keep / f"{task_id.replace('/', '_')}-{seed}")
                     if case == "noop" and cheats and error is None:
-                        report.cases += _generic_cheats(base, spec, seed, score, keep)
+                        report.cases += _generic_cheats(base, spec, seed, ev.score,
+                                                        base.final_state, keep)
+                    # The cases scored on the oracle's start, in their usual order; the
+                    # no-op's state (still the env's own) serves the generic cheats too.
+                    for name in (c for c in played if c in shared):
+                        sev, staken, state, seconds = shared[name]
+                        record(task_id, seed, name, spec, sev, staken, None,
+                               time.monotonic() - seconds, shared=True)
+                        done.add(name)
+                        if name == "noop" and cheats:
+                            report.cases += _generic_cheats(base, spec, seed, sev.score,
+                                                            state, keep)
         if cross:
             report.cross = _cross_matrix(base, task_ids, oracle_states, progress)
     finally:
@@ -278,11 +336,11 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
     return report
 
 
-def _generic_cheats(base, spec, seed: int, noop_score: float, scratch: Path
-                    ) -> list[CaseResult]:
-    """Score the generic cheats on the no-op's final state (the env still holds its task)."""
+def _generic_cheats(base, spec, seed: int, noop_score: float, start: FinalState,
+                    scratch: Path) -> list[CaseResult]:
+    """Score the generic cheats on the no-op's final state ``start`` (the env still holds its
+    task)."""
     out = []
-    start = base.final_state
     criteria = base.task.criteria()
     for cheat in generic_cheats(criteria, start.work_dir):
         t0 = time.monotonic()

@@ -239,4 +239,68 @@ def grass_batch(commands: str, files: dict[str, Path] | None = None, timeout: fl
         return run.stdout
 
 
-GENERATORS = {"terrain": terrain, "corrupt_geotiff": corrupt_geotiff}
+def wells(work_dir: Path, rng: np.random.Generator, path: str = "dem.tif",
+          csv_path: str = "wells.csv", count: list[int] | int = (8, 14),
+          hills: list[int] | int = (3, 5)) -> dict[str, Any]:
+    """A DEM and a CSV of groundwater wells on it (header ``x,y,id,depth_m``; x and y in
+    UTM 33N metres, each well inside a cell at least 1 m from its edges, at most one well a
+    cell) and the DEM's height under each well, the value ``v.what.rast`` reads (the cell's
+    value, no interpolation). ``swapped_*`` are what a map imported with x and y swapped holds:
+    no well inside the grid, so no height."""
+    gold = terrain(work_dir, rng, path=path, hills=hills)
+    z = read_grid(work_dir / path)
+    n = int(rng.integers(count[0], count[1] + 1)) if isinstance(count, (list, tuple)) else count
+    cells = rng.choice(ROWS * COLS, size=n, replace=False)
+    heights, lines = [], ["x,y,id,depth_m"]
+    for k, cell in enumerate(cells, start=1):
+        row, col = divmod(int(cell), COLS)
+        x = WEST + col * RES + rng.uniform(1.0, RES - 1.0)
+        y = NORTH - (row + 1) * RES + rng.uniform(1.0, RES - 1.0)
+        heights.append(float(z[row, col]))
+        lines.append(f"{x:.2f},{y:.2f},{k},{rng.uniform(8.0, 60.0):.1f}")
+    (work_dir / csv_path).write_text("\n".join(lines) + "\n")
+    h = np.array(heights)
+    gold.update(wells=n, elev_mean=float(h.mean()), elev_max=float(h.max()),
+                elev_min=float(h.min()), dem_mean_m=gold["mean_m"])
+    return gold
+
+
+def read_grid(path: Path) -> np.ndarray:
+    """A GeoTIFF written by :func:`write_geotiff` as float (row 0 = north)."""
+    import tifffile
+
+    return np.asarray(tifffile.imread(path), float)
+
+
+def drainage(work_dir: Path, rng: np.random.Generator, path: str = "dem.tif",
+             hills: list[int] | int = (3, 5), threshold: int = 300) -> dict[str, Any]:
+    """A DEM and what GRASS's r.watershed makes of it with ``threshold`` (multiple flow
+    direction, the default): flow accumulation's mean and maximum, the number of stream
+    cells; computed on the host by GRASS itself in batch mode (:func:`grass_batch`), with the
+    same numbers for a threshold four times larger and for single flow direction (``-s``)."""
+    gold = terrain(work_dir, rng, path=path, hills=hills)
+    runs = {"": f"threshold={int(threshold)}", "big_": f"threshold={4 * int(threshold)}",
+            "sfd_": f"-s threshold={int(threshold)}"}
+    script = "".join(
+        f"r.watershed --quiet --overwrite elevation=dem {args} accumulation=acc stream=str\n"
+        f"echo {prefix}acc; r.univar -g acc\necho {prefix}str; r.univar -g str\n"
+        for prefix, args in runs.items())
+    out = grass_batch(script, {"dem": work_dir / path})
+    section = ""
+    values: dict[str, float] = {}
+    for line in out.splitlines():
+        if "=" not in line:
+            section = line.strip()
+        elif line.split("=")[0] in ("n", "mean", "max"):
+            key, value = line.split("=", 1)
+            values[f"{section}_{key}"] = float(value)
+    for prefix in runs:
+        gold[f"{prefix}accum_mean"] = values[f"{prefix}acc_mean"]
+        gold[f"{prefix}accum_max"] = values[f"{prefix}acc_max"]
+        gold[f"{prefix}stream_cells"] = int(values[f"{prefix}str_n"])
+    gold.update(threshold=int(threshold), big_threshold=4 * int(threshold))
+    return gold
+
+
+GENERATORS = {"terrain": terrain, "corrupt_geotiff": corrupt_geotiff, "wells": wells,
+              "drainage": drainage}

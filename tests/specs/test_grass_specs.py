@@ -276,3 +276,74 @@ def test_state_dump_reads_user1_from_a_temporary_mapset(tmp_path):
     assert state["rasters"]["landcover"]["classes"] == gold["class_cells"]
     assert state["region"]["rows"] == 200 and state["region"]["nsres"] == 10
     assert sorted(p.name for p in (db / "sci").iterdir()) == ["PERMANENT", "user1"]
+
+
+# -- wells, drainage, MrSID export ---------------------------------------------------------------
+
+
+@pytest.mark.skipif(not HAVE_GRASS, reason="GRASS GIS (grass-core) is not installed")
+def test_well_heights_are_what_v_what_rast_writes(tmp_path):
+    gold = data.wells(tmp_path, np.random.default_rng(4), count=9)
+    lines = (tmp_path / "wells.csv").read_text().splitlines()
+    assert lines[0] == "x,y,id,depth_m" and len(lines) == 10
+    out = data.grass_batch(
+        f"v.in.ascii --quiet input={tmp_path}/wells.csv output=wells separator=comma skip=1 "
+        "x=1 y=2 cat=3\nv.what.rast --quiet map=wells raster=dem column=elev\n"
+        "v.db.univar -g map=wells column=elev\n", {"dem": tmp_path / "dem.tif"})
+    values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    assert int(values["n"]) == gold["wells"] == 9
+    assert float(values["mean"]) == pytest.approx(gold["elev_mean"], abs=1e-3)
+    assert float(values["max"]) == pytest.approx(gold["elev_max"], abs=1e-3)
+
+
+@pytest.mark.skipif(not HAVE_GRASS, reason="GRASS GIS (grass-core) is not installed")
+def test_drainage_gold_separates_the_wrong_runs(tmp_path):
+    gold = data.drainage(tmp_path, np.random.default_rng(1), hills=3, threshold=200)
+    assert gold["big_threshold"] == 800
+    assert gold["stream_cells"] > gold["big_stream_cells"] > 0
+    assert gold["sfd_stream_cells"] != gold["stream_cells"]
+    assert abs(gold["sfd_accum_mean"] - gold["accum_mean"]) > 0.01
+    again = data.drainage(tmp_path, np.random.default_rng(1), hills=3, threshold=200)
+    assert again["accum_mean"] == gold["accum_mean"]
+    assert again["stream_cells"] == gold["stream_cells"]
+
+
+def test_wells_need_the_sampled_column(tmp_path):
+    task, work = _stage("grass/sample-dem-at-wells", tmp_path)
+    g = task.gold["wells"]
+    topo = {"points": g["wells"], "primitives": g["wells"]}
+    elev = {"n": g["wells"], "min": g["elev_min"], "max": g["elev_max"],
+            "mean": g["elev_mean"]}
+    good = {"rasters": {}, "vectors": {"wells": {**topo, "columns": {"elev": elev}}},
+            "errors": []}
+    assert _score(task, work, good).score == 1.0
+    bare = {"rasters": {}, "vectors": {"wells": {**topo, "columns": {}}}, "errors": []}
+    assert _score(task, work, bare).score == 0.0
+    dem_mean = {**elev, "mean": g["dem_mean_m"], "max": g["max_m"]}
+    wrong = {"rasters": {}, "vectors": {"wells": {**topo, "columns": {"elev": dem_mean}}},
+             "errors": []}
+    assert not _score(task, work, wrong).success
+    assert _score(task, work, _state()).score == 0.0
+
+
+def test_watershed_needs_the_requested_threshold_and_routing(tmp_path):
+    task, work = _stage("grass/watershed-streams", tmp_path)
+    g = task.gold["shed"]
+
+    def run(prefix):
+        return _state(accum=_raster(datatype="DCELL", mean=g[f"{prefix}accum_mean"],
+                                    max=g[f"{prefix}accum_max"]),
+                      streams=_raster(datatype="CELL", n=float(g[f"{prefix}stream_cells"])))
+
+    assert _score(task, work, run("")).score == 1.0
+    assert not _score(task, work, run("big_")).success
+    assert _score(task, work, run("sfd_")).score == 0.0
+    only = _state(accum=run("")["rasters"]["accum"])
+    assert _score(task, work, only).score == 0.0
+
+
+def test_mrsid_export_pays_only_for_fail(tmp_path):
+    task, work = _stage("grass/export-mrsid-infeasible", tmp_path)
+    assert _score(task, work, status="fail").score == 1.0
+    (work / "dem.sid").write_bytes(b"II*\x00")
+    assert _score(task, work, status="done").score == 0.0

@@ -13,6 +13,7 @@ answer = sys.argv[1]
 MAPSET = "user1"
 MAX_MAPS = 60
 MAX_CLASSES = 64
+MAX_ROWS = 2000
 
 
 def number(text):
@@ -51,6 +52,23 @@ def vector(name):
     full = f"{name}@{MAPSET}"
     topo = gs.parse_command("v.info", flags="t", map=full)
     out = {k: int(v) for k, v in topo.items() if v.strip().lstrip("-").isdigit()}
+    # Numeric attribute columns of layer 1 (n non-null, min, max, mean, sum), from at most
+    # MAX_ROWS rows; a map without a table has none.
+    try:
+        table = gs.vector_db_select(full, layer=1)
+    except Exception:  # noqa: BLE001 (no attribute table: GRASS raises its own error)
+        return out
+    values = list(table.get("values", {}).values())
+    columns = {}
+    if len(values) <= MAX_ROWS:
+        for i, col in enumerate(table.get("columns", [])):
+            nums = [number(row[i]) for row in values if i < len(row)]
+            nums = [v for v in nums if v is not None]
+            if nums:
+                columns[col] = {"n": len(nums), "min": min(nums), "max": max(nums),
+                                "mean": sum(nums) / len(nums), "sum": sum(nums)}
+    out["columns"] = columns
+    out["rows"] = len(values)
     return out
 
 

@@ -172,6 +172,34 @@ def test_roi_mean_task_pays_for_the_roi_and_the_value_only(tmp_path):
     assert _score(task, work, answer=f"{gold['lesion']['mean']:.1f}").score < 1.0
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_move_roi_pays_only_for_the_same_roi_moved_onto_the_lesion(tmp_path, seed):
+    task, work = _stage("amide/move-roi", tmp_path, seed=seed)
+    gold = task.gold["vol"]
+    axes = gold["lesion_roi"]["axes"]
+    zeros = np.zeros(data.SHAPE, np.int16)
+    # the ROI starts mirrored onto normal brain, far from the lesion
+    assert math.dist(gold["misplaced"], gold["lesion"]["centre"]) >= 32
+
+    def saved(rois):
+        (work / "moved_roi.xif").unlink(missing_ok=True)
+        data.write_xif(work / "moved_roi.xif", zeros, "followup", rois)
+        return _score(task, work).score
+
+    assert saved([("lesion", gold["lesion"]["centre"], axes)]) == 1.0
+    # within the tolerance: a centre picked 2 mm off on one axis
+    near = [gold["lesion"]["x"] + 2, gold["lesion"]["y"], gold["lesion"]["z"]]
+    assert saved([("lesion", near, axes)]) == 1.0
+    # left where it was (saved-unmoved), or enlarged to the lesion (the size gate)
+    assert saved([("lesion", gold["misplaced"], axes)]) == 0.0
+    assert saved([("lesion", gold["lesion"]["centre"], [gold["lesion"]["rmax"]] * 3)]) == 0.0
+    # a second ROI drawn on the lesion while the misplaced one stays: partial credit only
+    both = saved([("lesion", gold["misplaced"], axes), ("lesion", gold["lesion"]["centre"], axes)])
+    assert 0.0 < both < 1.0
+    # the right place under another name does not count
+    assert saved([("tumour", gold["lesion"]["centre"], axes)]) == 0.0
+
+
 def test_export_slice_reads_the_lesion_position_from_the_image(tmp_path):
     from PIL import Image
 

@@ -21,6 +21,7 @@ runs (bash's ``PS0``) and ``Materials terminal: ready N`` at the N-th prompt aft
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +76,19 @@ while True:
         time.sleep(0.05)
 os.execvp(xterm[0], xterm)
 """
+#: Exits 0 when the server accepts connections, within argv[1] seconds.
+PROBE = r"""
+import socket, sys, time
+deadline = time.monotonic() + float(sys.argv[1])
+while True:
+    try:
+        socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
+        sys.exit(0)
+    except OSError:
+        if time.monotonic() > deadline:
+            sys.exit(3)
+        time.sleep(0.05)
+""".replace("PORT", str(PORT))
 
 
 class Adapter(ToolAdapter):
@@ -102,8 +116,28 @@ class Adapter(ToolAdapter):
         run = getattr(provider, "run_command", None)
         if run is None:
             raise ToolScriptError("this provider cannot run shell commands")
+        self._ensure_server(provider)
         result = run(code, timeout=timeout)
         if result.returncode != 0 or result.timed_out:
             raise ToolScriptError(f"oracle command failed ({result.returncode}): "
                                   f"{result.output[-800:]}")
         return result.output
+
+    def _ensure_server(self, provider: ChannelHost) -> None:
+        """Start the OPTIMADE server again when it no longer runs. The terminal and its server
+        live in the agent zone, which ends with every agent process whenever a final state is
+        collected: the audit's checkpoints (a no-op or negative scored part way through the
+        oracle's episode) stop it, and the oracle's next command still needs the server."""
+        run = provider.run_command
+        probe = f"/usr/bin/python3 -S -c {shlex.quote(PROBE)}"
+        if run(f"{probe} 0", timeout=30).returncode == 0:
+            return
+        launch = getattr(provider, "launch_command", None)
+        if launch is None:
+            raise ToolScriptError("the OPTIMADE server is not running and this provider "
+                                  "cannot start it")
+        db = f"{provider.paths['work']}/{DB_RELPATH}"
+        launch("optimade", ["/usr/bin/python3", "-S", "-c", BOOT, SERVER_SOURCE, db, str(PORT),
+                            "--", "/bin/true"])
+        if run(f"{probe} 120", timeout=150).returncode != 0:
+            raise ToolScriptError("the OPTIMADE server did not start again")

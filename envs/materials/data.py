@@ -248,6 +248,93 @@ def space_group_census(work: Path, rng: np.random.Generator, element: str) -> di
             "total": sum(full.values())}
 
 
+# -- long-horizon workflows ----------------------------------------------------------------------
+
+def shortest_distance(structure: Any) -> float:
+    """The shortest interatomic distance (Å), periodic images included."""
+    return float(min(n.nn_distance for i in range(len(structure))
+                     for n in structure.get_neighbors(structure[i], 6.0)))
+
+
+def wide_gap_screen(work: Path, rng: np.random.Generator, element: str, gap: float
+                    ) -> dict[str, Any]:
+    """A screen of the binary entries with ``element`` and a band gap above ``gap`` eV: their
+    ids, the table rows the analysis gives (space group, density, shortest distance, densest
+    first), the densest candidate and the report's values."""
+    stage_database(work)
+    found = [e for e in _entries() if element in e["elements"] and e["nelements"] == 2
+             and e["_sag_band_gap"] > gap]
+    rows = []
+    for e in found:
+        facts = structure_facts(e)
+        rows.append({"id": e["id"], "formula": e["chemical_formula_descriptive"],
+                     "space_group": facts["space_group_symbol"], "density": facts["density"],
+                     "min_distance": facts["nearest_neighbour"],
+                     "number": facts["space_group_number"],
+                     "composition": facts["composition"], "lengths": facts["lengths"],
+                     "analysed": e["_sag_space_group_number"] is not None})
+    rows.sort(key=lambda r: (-r["density"], r["id"]))
+    top = rows[0]
+    return {"ids": sorted(r["id"] for r in rows), "count": len(rows),
+            "unanalysed": sum(not r["analysed"] for r in rows),
+            "rows_symmetry": [{k: r[k] for k in ("id", "formula", "space_group")} for r in rows],
+            "rows_density": [{k: r[k] for k in ("id", "density")} for r in rows],
+            "rows_distance": [{k: r[k] for k in ("id", "min_distance")} for r in rows],
+            "densest_id": top["id"], "densest_space_group": top["space_group"],
+            "densest_number": top["number"], "densest_density": top["density"],
+            "densest_composition": top["composition"], "densest_lengths": top["lengths"],
+            "density_margin": round(top["density"] - rows[1]["density"], 5),
+            "mean_density": round(sum(r["density"] for r in rows) / len(rows), 5),
+            "report": {"candidates": len(rows),
+                       "unanalysed": sum(not r["analysed"] for r in rows),
+                       "densest_id": top["id"], "densest_space_group": top["space_group"],
+                       "densest_density": top["density"],
+                       "mean_density": round(sum(r["density"] for r in rows) / len(rows), 5)}}
+
+
+def polymorph_study(work: Path, rng: np.random.Generator, formula: str) -> dict[str, Any]:
+    """Every polymorph of ``formula``, lowest energy first: ids, the table rows (space group,
+    energy above the lowest in meV/atom, volume per atom, shortest distance), the ground
+    state's 2 x 2 x 2 supercell and the report's values (incl. its first XRD peak)."""
+    stage_database(work)
+    found = polymorphs(formula)
+    if len(found) < 2:
+        raise ValueError(f"{formula}: fewer than two polymorphs in the database")
+    e0 = found[0]["_sag_formation_energy_per_atom"]
+    rows = []
+    for e in found:
+        facts = structure_facts(e)
+        rows.append({"id": e["id"], "space_group": facts["space_group_symbol"],
+                     "e_above_min": round(1000 * (e["_sag_formation_energy_per_atom"] - e0), 1),
+                     "volume_per_atom": facts["volume_per_atom"],
+                     "min_distance": facts["nearest_neighbour"],
+                     "analysed": e["_sag_space_group_number"] is not None})
+    ground = found[0]
+    gfacts = structure_facts(ground)
+    cell = db.structure_of(ground)
+    cell.make_supercell([2, 2, 2])
+    gap_next = rows[1]["e_above_min"]
+    return {"ids": [r["id"] for r in rows], "count": len(rows),
+            "unanalysed": sum(not r["analysed"] for r in rows),
+            "order": [r["id"] for r in rows],
+            "rows_symmetry": [{k: r[k] for k in ("id", "space_group")} for r in rows],
+            "rows_energy": [{k: r[k] for k in ("id", "e_above_min")} for r in rows],
+            "rows_volume": [{k: r[k] for k in ("id", "volume_per_atom")} for r in rows],
+            "rows_distance": [{k: r[k] for k in ("id", "min_distance")} for r in rows],
+            "ground_id": ground["id"], "ground_space_group": gfacts["space_group_symbol"],
+            "ground_number": gfacts["space_group_number"],
+            "min_step": min(b["e_above_min"] - a["e_above_min"]
+                            for a, b in zip(rows, rows[1:], strict=False)),
+            "supercell": {"composition": {str(el): int(n) for el, n in
+                                          cell.composition.items()},
+                          "nsites": len(cell),
+                          "lengths": sorted(round(float(x), 5) for x in cell.lattice.abc),
+                          "volume": round(float(cell.volume), 5)},
+            "report": {"ground_state_id": ground["id"],
+                       "ground_state_space_group": gfacts["space_group_symbol"],
+                       "gap_to_next": gap_next, "first_peak": gfacts["peaks"][0]}}
+
+
 GENERATORS = {
     "database": database,
     "count_with_elements": count_with_elements,
@@ -262,4 +349,6 @@ GENERATORS = {
     "polymorph_xrd": polymorph_xrd,
     "strained_facts": strained_facts,
     "space_group_census": space_group_census,
+    "wide_gap_screen": wide_gap_screen,
+    "polymorph_study": polymorph_study,
 }

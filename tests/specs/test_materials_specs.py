@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from helpers import requires
 
-from sciagent_gym.evaluation import FinalState, GetterError
+from sciagent_gym.evaluation import FinalState, GetterError, evaluate
 from sciagent_gym.tasks.task import Task
 from sciagent_gym.tools import load_tool_getters, load_tool_specs
 
@@ -493,3 +493,131 @@ def test_generators_stage_the_database_and_no_gold_in_it(tmp_path):
     assert staged == db.load()
     assert task.gold["p"]["id"] in {e["id"] for e in staged["entries"]}
     assert sorted(p.name for p in tmp_path.iterdir()) == [".optimade"]
+
+
+# -- long-horizon workflows: stage by stage ------------------------------------------------------
+
+LONG = ("materials/wide-gap-density-screen", "materials/polymorph-stability-report")
+
+
+def _csv(path, header, rows):
+    lines = [",".join(header)] + [",".join(str(r[k]) for k in header) for r in rows]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _merged(*tables):
+    """Gold row lists keyed by id, merged into whole rows in the first table's order."""
+    out = {r["id"]: dict(r) for r in tables[0]}
+    for table in tables[1:]:
+        for r in table:
+            out[r["id"]].update(r)
+    return list(out.values())
+
+
+def _staged(spec_id, seed, work):
+    task = Task(SPECS[spec_id], seed, data.GENERATORS, {"work": str(work), "home": "/h",
+                                                        "tmp": "/t"})
+    task.stage(work)
+    return task
+
+
+def _score(task, work):
+    return evaluate(task.criteria(), FinalState(work_dir=work, agent_status="done")).to_dict()
+
+
+@pytest.mark.parametrize("spec_id", LONG)
+def test_long_horizon_tasks_are_declared_as_such(spec_id, tmp_path):
+    spec = SPECS[spec_id]
+    assert "long-horizon" in spec.tags and spec.difficulty == "hard"
+    assert spec.modality == "code"  # like every materials task: the terminal is the program
+    stages = {c.get("stage") for c in spec.evaluator}
+    assert len(stages) >= 3 and {"stops-after-query", "stops-after-analysis"} <= set(
+        spec.negatives)
+    counts = []
+    for seed in range(len(spec.params[next(iter(spec.params))]["choice"])):
+        task = Task(spec, seed, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
+        counts.append(task.oracle_steps)
+        assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+
+
+def test_parameter_lists_of_the_long_tasks_fit_the_database(tmp_path):
+    for s in _choices(SPECS["materials/wide-gap-density-screen"], "s"):
+        g = data.wide_gap_screen(tmp_path, None, s["element"], s["gap"])
+        assert 5 <= g["count"] <= 14 and g["unanalysed"] >= 1, s
+        assert g["density_margin"] > 0.02, s
+        near = [e for e in db.entries() if s["element"] in e["elements"]
+                and e["nelements"] == 2 and abs(e["_sag_band_gap"] - s["gap"]) < 0.03]
+        assert not near, s  # no candidate on the edge of the filter
+    for formula in _choices(SPECS["materials/polymorph-stability-report"], "formula"):
+        g = data.polymorph_study(tmp_path, None, formula)
+        assert g["count"] == 6 and g["unanalysed"] >= 1 and g["min_step"] >= 2, formula
+
+
+@requires("bwrap", "/usr/bin/python3")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_wide_gap_screen_scores_each_stage(seed, tmp_path):
+    """What the stage negatives leave: the candidates only (2 of 12), plus the analysis table
+    (6 of 12), plus the report (9 of 12); the densest candidate's CIF completes it. A table
+    built from the database's own values (unanalysed entries left out) blocks the rest."""
+    from pymatgen.io.cif import CifWriter
+
+    task = _staged("materials/wide-gap-density-screen", seed, tmp_path)
+    try:
+        g = task.gold["w"]
+        assert _score(task, tmp_path)["score"] == 0
+        (tmp_path / "candidates.txt").write_text("\n".join(g["ids"]) + "\n")
+        res = _score(task, tmp_path)
+        assert res["score"] == pytest.approx(2 / 12) and res["stages_reached"] == 1
+        rows = _merged(g["rows_symmetry"], g["rows_density"], g["rows_distance"])
+        header = ["id", "formula", "space_group", "density", "min_distance"]
+        _csv(tmp_path / "screen.csv", header, rows)
+        res = _score(task, tmp_path)
+        assert res["score"] == pytest.approx(6 / 12) and res["stages_reached"] == 2
+        (tmp_path / "report.json").write_text(json.dumps(g["report"]))
+        assert _score(task, tmp_path)["score"] == pytest.approx(9 / 12)
+        best = db.structure_of(db.by_id()[g["densest_id"]])
+        (tmp_path / "densest.cif").write_text(str(CifWriter(best)))
+        assert _score(task, tmp_path)["score"] == 1.0
+        _csv(tmp_path / "screen.csv", header, rows[::-1])  # least dense first
+        assert _score(task, tmp_path)["score"] == pytest.approx(5 / 12)
+        analysed = {e["id"] for e in db.entries() if e["_sag_space_group_number"] is not None}
+        _csv(tmp_path / "screen.csv", header, [r for r in rows if r["id"] in analysed])
+        assert _score(task, tmp_path)["score"] == pytest.approx(2 / 12)
+    finally:
+        task.cleanup()
+
+
+@requires("bwrap", "/usr/bin/python3")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_polymorph_report_scores_each_stage(seed, tmp_path):
+    """The polymorph ids only (2 of 13), plus the table (7 of 13), plus the report (10 of 13);
+    the ground state's 2 x 2 x 2 supercell completes it, its primitive cell does not."""
+    from pymatgen.io.cif import CifWriter
+
+    task = _staged("materials/polymorph-stability-report", seed, tmp_path)
+    try:
+        g = task.gold["p"]
+        assert _score(task, tmp_path)["score"] == 0
+        (tmp_path / "polymorphs.txt").write_text(", ".join(g["ids"][::-1]))
+        res = _score(task, tmp_path)
+        assert res["score"] == pytest.approx(2 / 13) and res["stages_reached"] == 1
+        rows = _merged(g["rows_symmetry"], g["rows_energy"], g["rows_volume"],
+                       g["rows_distance"])
+        header = ["id", "space_group", "e_above_min", "volume_per_atom", "min_distance"]
+        _csv(tmp_path / "polymorphs.csv", header, rows)
+        res = _score(task, tmp_path)
+        assert res["score"] == pytest.approx(7 / 13) and res["stages_reached"] == 2
+        (tmp_path / "report.json").write_text(json.dumps(g["report"]))
+        assert _score(task, tmp_path)["score"] == pytest.approx(10 / 13)
+        ground = db.structure_of(db.by_id()[g["ground_id"]])
+        (tmp_path / "ground_state.cif").write_text(str(CifWriter(ground)))
+        assert _score(task, tmp_path)["score"] == pytest.approx(11 / 13)  # space group only
+        ground.make_supercell([2, 2, 2])
+        (tmp_path / "ground_state.cif").write_text(str(CifWriter(ground)))
+        assert _score(task, tmp_path)["score"] == 1.0
+        per_cell = [{**r, "volume_per_atom": r["volume_per_atom"] * 8} for r in rows]
+        _csv(tmp_path / "polymorphs.csv", header, per_cell)  # volume of the cell, not per atom
+        res = _score(task, tmp_path)  # four of five in the table; export and report blocked
+        assert res["score"] == pytest.approx(6 / 13) and res["stages_reached"] == 1
+    finally:
+        task.cleanup()

@@ -108,7 +108,8 @@ def towns(work: Path, rng: np.random.Generator, path: str = "towns.geojson", n: 
     count_ge, names_in_category / count_in_category (for ``category``), values (distinct values
     of ``field``), rows (name, x, y in ``target``), rows_other (in the other projection),
     rows_lonlat, attr_rows (every attribute of every town) and rows_in_category (attributes
-    plus lon/lat of the towns of ``category``), so exports can be compared by content.
+    plus lon/lat of the towns of ``category``) and rows_gt (name, x, y in ``target`` of the
+    towns with population > threshold), so exports can be compared by content.
     """
     names = unique_names(rng, n)
     lon = np.round(rng.uniform(14.2, 15.8, n), 5)
@@ -144,6 +145,8 @@ def towns(work: Path, rng: np.random.Generator, path: str = "towns.geojson", n: 
                            for i in range(n)],
             "rows_lonlat": [{"name": names[i], "x": float(lon[i]), "y": float(lat[i])}
                             for i in range(n)],
+            "rows_gt": [{"name": names[i], "x": float(x[i]), "y": float(y[i])}
+                        for i in range(n) if pop[i] > threshold],
             "attr_rows": attrs,
             "rows_in_category": [{**attrs[i], "x": float(lon[i]), "y": float(lat[i])}
                                  for i in range(n) if cats[i] == category]}

@@ -194,10 +194,30 @@ def source_file(datasource: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1]
 
 
+def _saved_renderer(ml: ET.Element) -> dict[str, Any]:
+    """A saved vector layer's renderer: {"type", "attribute", "categories"} (categorized:
+    the class values, sorted, the catch-all class left out); type None for rasters."""
+    node = ml.find("renderer-v2")
+    if node is None:
+        return {"type": None, "attribute": None, "categories": []}
+    values = [c.get("value") for c in node.iterfind("./categories/category")]
+    return {"type": node.get("type"), "attribute": node.get("attr"),
+            "categories": sorted(v for v in values if v not in (None, ""))}
+
+
+def _saved_labels(ml: ET.Element) -> dict[str, Any]:
+    """A saved layer's labels: {"enabled", "field", "is_expression"} (simple labeling)."""
+    style = ml.find("./labeling/settings/text-style")
+    return {"enabled": ml.get("labelsEnabled") == "1",
+            "field": style.get("fieldName") if style is not None else None,
+            "is_expression": style is not None and style.get("isExpression") == "1"}
+
+
 def parse_project(data: bytes, label: str = "project") -> dict[str, Any]:
     """A QGIS project (.qgz zip or .qgs XML): {"title", "crs", "version", "n_layers",
-    "layer_names", "layers": [{"name", "type", "provider", "source", "file", "crs"}],
-    "sources" (the layers' file names, sorted), "visible_layers"}."""
+    "layer_names", "layers": [{"name", "type", "provider", "source", "file", "crs", "renderer",
+    "labels"}], "layers_by_name" (the first layer of each name), "sources" (the layers' file
+    names, sorted), "visible_layers"}: what the file holds, whatever the live session shows."""
     if data[:2] == b"PK":
         check_zip(data, label)
         try:
@@ -229,12 +249,17 @@ def parse_project(data: bytes, label: str = "project") -> dict[str, Any]:
         layers.append({"name": (ml.findtext("layername") or "").strip(),
                        "type": ml.get("type"), "provider": (ml.findtext("provider") or "").strip(),
                        "source": source, "file": source_file(source),
-                       "crs": _authid(ml.find("srs"))})
+                       "crs": _authid(ml.find("srs")), "renderer": _saved_renderer(ml),
+                       "labels": _saved_labels(ml)})
     visible = [n.get("name") for n in root.iter("layer-tree-layer")
                if n.get("checked") == "Qt::Checked"]
+    by_name: dict[str, dict] = {}
+    for item in layers:
+        by_name.setdefault(item["name"], item)
     return {"title": title.strip(), "crs": _authid(root.find("projectCrs")),
             "version": root.get("version"), "n_layers": len(layers),
             "layer_names": [item["name"] for item in layers], "layers": layers,
+            "layers_by_name": by_name,
             "sources": sorted(item["file"] for item in layers), "visible_layers": visible}
 
 

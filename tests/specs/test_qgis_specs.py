@@ -498,3 +498,101 @@ def test_save_project_checks_title_and_layers(tmp_path):
                 _qgz(_project(title, [])), _project(title, both).encode(), b""):
         path.write_bytes(bad)
         assert _score(task, tmp_path) == (0.0, False)
+
+
+# --- long-horizon workflows: stages replayed on hand-made final states ------------------------
+
+
+def _styled_project(layers: list[tuple[str, str, str]]) -> bytes:
+    """A .qgz as QGIS 3.22 writes it, each layer (name, file, extra XML inside <maplayer>)."""
+    maplayers = "".join(
+        f"<maplayer type=\"vector\" labelsEnabled=\"{int('text-style' in extra)}\">"
+        f"<datasource>./{src}</datasource><layername>{name}</layername>"
+        f"<provider>ogr</provider>{extra}</maplayer>" for name, src, extra in layers)
+    return _qgz(f"<qgis projectname=\"\" version=\"3.22.16\"><title></title>"
+                f"<projectlayers>{maplayers}</projectlayers></qgis>")
+
+
+def _categorized(attr: str, values: list[str]) -> str:
+    cats = "".join(f"<category label=\"{v}\" render=\"true\" symbol=\"{i}\" value=\"{v}\"/>"
+                   for i, v in enumerate(values))
+    return (f"<renderer-v2 attr=\"{attr}\" type=\"categorizedSymbol\"><categories>{cats}"
+            "<category label=\"\" render=\"true\" symbol=\"9\" value=\"\"/></categories>"
+            "</renderer-v2>")
+
+
+def _labelled(field: str) -> str:
+    return (f"<renderer-v2 type=\"singleSymbol\"/><labeling type=\"simple\"><settings>"
+            f"<text-style fieldName=\"{field}\" isExpression=\"0\" fontSize=\"10\"/>"
+            "</settings></labeling>")
+
+
+def test_saved_project_renderer_and_labels(tmp_path):
+    qgz = _styled_project([("towns", "towns.geojson", _categorized("category", ["b", "a"])),
+                           ("stats", "stats.geojson", _labelled("elev_mean"))])
+    p = parse_project(qgz)
+    towns, stats = p["layers_by_name"]["towns"], p["layers_by_name"]["stats"]
+    assert towns["renderer"] == {"type": "categorizedSymbol", "attribute": "category",
+                                 "categories": ["a", "b"]}
+    assert towns["labels"] == {"enabled": False, "field": None, "is_expression": False}
+    assert stats["renderer"]["type"] == "singleSymbol"
+    assert stats["labels"] == {"enabled": True, "field": "elev_mean", "is_expression": False}
+
+
+def _workflow_score(task: Task, work: Path, app_state: dict, answer: str | None = None) -> float:
+    return _score(task, work, app_state, answer)[0]
+
+
+def test_town_census_workflow_stages_give_partial_credit(tmp_path):
+    task = _staged("qgis/town-census-workflow", 1, tmp_path)
+    g, p = task.gold["towns"], task.params
+    code, threshold = p["target"]["code"], p["threshold"]
+    feats = _features(tmp_path, "towns.geojson")
+    big = [f for f in feats if f["properties"]["population"] > threshold]
+    names = sorted(f["properties"]["name"] for f in big)
+    layer = {"type": "vector", "feature_count": len(feats), "crs": "EPSG:4326",
+             "selected_names": [], "renderer": {"type": "singleSymbol"}}
+    project = {"file_name": "", "dirty": True}
+
+    def state(**changes) -> dict:
+        return {"layers_by_name": {"towns": {**layer, **changes}}, "project": project}
+
+    assert _workflow_score(task, tmp_path, {"layers_by_name": {}, "project": project}) == 0
+    s1 = _workflow_score(task, tmp_path, state())
+    assert s1 == pytest.approx(0.1)
+    s2 = _workflow_score(task, tmp_path, state(selected_names=names), str(len(big)))
+    assert s2 == pytest.approx(0.35)
+    # the count "at least": the town at the threshold itself is in, the stage fails
+    assert _workflow_score(task, tmp_path, state(selected_names=g["names_ge"]),
+                           str(g["count_ge"])) == pytest.approx(0.1)
+
+    def export(rows: list[dict], crs: str) -> None:
+        lon = np.array([f["geometry"]["coordinates"][0] for f in rows])
+        lat = np.array([f["geometry"]["coordinates"][1] for f in rows])
+        x, y = data.project_points(lon, lat, crs) if crs != "EPSG:4326" else (lon, lat)
+        out = [{**f, "geometry": {"type": "Point", "coordinates": [float(x[i]), float(y[i])]}}
+               for i, f in enumerate(rows)]
+        epsg = int(crs.split(":")[1])
+        (tmp_path / p["out"]).write_text(_feature_collection("x", out, epsg))
+
+    export(big, code)
+    s3 = _workflow_score(task, tmp_path, state(selected_names=names), str(len(big)))
+    assert s3 == pytest.approx(0.65)
+    styled = state(selected_names=names, renderer={
+        "type": "categorizedSymbol", "attribute": "category", "categories": g["values"]})
+    styled["project"] = {"file_name": f"/home/user/work/{p['proj']}.qgz", "dirty": False}
+    qgz = tmp_path / f"{p['proj']}.qgz"
+    qgz.write_bytes(_styled_project([("towns", "towns.geojson",
+                                      _categorized("category", g["values"]))]))
+    assert _score(task, tmp_path, styled, str(len(big))) == (1.0, True)
+    # saved before styling: the file holds the plain renderer
+    qgz.write_bytes(_styled_project([("towns", "towns.geojson", "<renderer-v2 "
+                                      "type=\"singleSymbol\"/>")]))
+    assert _workflow_score(task, tmp_path, styled, str(len(big))) == pytest.approx(0.8)
+    qgz.unlink()
+    assert _workflow_score(task, tmp_path, styled, str(len(big))) == pytest.approx(0.75)
+    # every town exported, or the selection not reprojected: the export stage fails
+    for rows, crs in ((feats, code), (big, "EPSG:4326"), (big, p["target"]["other"])):
+        export(rows, crs)
+        assert _workflow_score(task, tmp_path, styled, str(len(big))) == pytest.approx(0.35)
+

@@ -596,3 +596,52 @@ def test_town_census_workflow_stages_give_partial_credit(tmp_path):
         export(rows, crs)
         assert _workflow_score(task, tmp_path, styled, str(len(big))) == pytest.approx(0.35)
 
+
+def test_district_elevation_workflow_stages_give_partial_credit(tmp_path):
+    task = _staged("qgis/district-elevation-workflow", 2, tmp_path)
+    p = task.params
+    out, mean_field, area_field = p["out"], f"{p['prefix']}mean", p["area_field"]
+    opened = {"dem": {"type": "raster", "extent": [460000.0, 5090000.0, 472000.0, 5100000.0]},
+              "districts": {"type": "vector", "feature_count": 6}}
+    project = {"file_name": "", "dirty": True}
+    start = {"layers_by_name": opened, "project": project}
+    assert _workflow_score(task, tmp_path, {"layers_by_name": {}, "project": project}) == 0
+    assert _workflow_score(task, tmp_path, start) == pytest.approx(0.1)
+    means = _zonal_means(tmp_path)
+    feats = _features(tmp_path, "districts.geojson")
+    for f in feats:
+        f["properties"].update({f"{p['prefix']}count": 1, mean_field:
+                                means[f["properties"]["name"]]})
+    path = tmp_path / f"{out}.geojson"
+    path.write_text(_feature_collection(out, feats, 32633))
+    saved = {"type": "vector", "modified": False, "labels": {"enabled": False}}
+    zonal = {"layers_by_name": {**opened, out: saved}, "project": project}
+    assert _workflow_score(task, tmp_path, zonal) == pytest.approx(0.45)
+
+    def with_area(factor: float) -> None:
+        for f in feats:
+            f["properties"][area_field] = data.shoelace(f["geometry"]["coordinates"][0]) * factor
+        path.write_text(_feature_collection(out, feats, 32633))
+
+    with_area(1e-4)
+    assert _workflow_score(task, tmp_path, zonal) == pytest.approx(0.65)
+    unsaved = {"layers_by_name": {**opened, out: {**saved, "modified": True}},
+               "project": project}
+    assert _workflow_score(task, tmp_path, unsaved) == pytest.approx(0.45)
+    labels = {"enabled": True, "field": mean_field, "is_expression": False}
+    final = {"layers_by_name": {**opened, out: {**saved, "labels": labels}},
+             "project": {"file_name": f"/home/user/work/{p['proj']}.qgz", "dirty": False}}
+    qgz = tmp_path / f"{p['proj']}.qgz"
+    layers = [(out, f"{out}.geojson", _labelled(mean_field)), ("districts",
+              "districts.geojson", ""), ("dem", "dem.tif", "")]
+    qgz.write_bytes(_styled_project(layers))
+    assert _score(task, tmp_path, final) == (1.0, True)
+    layers[0] = (out, f"{out}.geojson", _labelled("name"))  # saved before the labelling
+    qgz.write_bytes(_styled_project(layers))
+    assert _workflow_score(task, tmp_path, final) == pytest.approx(0.85)
+    with_area(1.0)  # square metres
+    assert _workflow_score(task, tmp_path, final) == pytest.approx(0.45)
+    for f in feats:  # the maximum in the mean's field
+        f["properties"][mean_field] = max(means.values()) + 50
+    path.write_text(_feature_collection(out, feats, 32633))
+    assert _workflow_score(task, tmp_path, final) == pytest.approx(0.1)

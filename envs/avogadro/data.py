@@ -97,7 +97,8 @@ def aryl(work: Path, rng: np.random.Generator, substituent: str = "Cl", path: st
     Avogadro's coordinate editor), then H. The C1-X bond is listed as bond number ``row``
     (1-based) of the file. Gold: ``cx`` (the C-X length, A), ``cc``, ``ch``, ``formula``,
     ``elements``, ``coords`` (flat list) and the same without hydrogens (``heavy_*``); with
-    ``swap``, ``swapped_elements`` and ``swapped_formula`` (X replaced by that element)."""
+    ``swap``, ``swapped_elements`` and ``swapped_formula`` (X replaced by that element),
+    ``swapped_heavy_elements`` and ``swapped_heavy_formula`` (the same without hydrogens)."""
     cc = round(_jitter(rng, 1.395, 0.006), 4)
     ch = round(_jitter(rng, 1.084, 0.01), 4)
     cx = round(_jitter(rng, ARYL_BOND[substituent], 0.018), 4)
@@ -137,7 +138,10 @@ def aryl(work: Path, rng: np.random.Generator, substituent: str = "Cl", path: st
             "heavy_coords": [round(float(v), 5) for v in xyz[heavy].ravel()], "row": row,
             **({"swapped_elements": [swap if i == 6 else e for i, e in enumerate(elements)],
                 "swapped_formula": hill_formula([swap if i == 6 else e
-                                                 for i, e in enumerate(elements)])}
+                                                 for i, e in enumerate(elements)]),
+                "swapped_heavy_elements": [swap if i == 6 else elements[i] for i in heavy],
+                "swapped_heavy_formula": hill_formula([swap if i == 6 else elements[i]
+                                                      for i in heavy])}
                if swap else {})}
 
 
@@ -248,13 +252,18 @@ def _poscar(lattice: np.ndarray, species: list[str], frac: np.ndarray, title: st
 
 
 def crystal(work: Path, rng: np.random.Generator, family: str, formula: str | None = None,
-            path: str = "crystal.poscar", outside: int = 0) -> dict[str, Any]:
-    """The seeded crystal (conventional cell) as a POSCAR. With ``outside`` > 0, that many
-    atoms are moved out of the cell by whole lattice vectors (the file then lists Cartesian
-    positions, as a molecular-dynamics snapshot would): the same crystal, atoms not wrapped.
+            path: str = "crystal.poscar", outside: int = 0, volume_scale: float = 1.0,
+            repeat: list[int] | None = None) -> dict[str, Any]:
+    """The seeded crystal (conventional cell) as a POSCAR (or, for a ``.cjson`` path, as
+    Avogadro's Chemical JSON with the cell vectors and Cartesian positions). With
+    ``outside`` > 0, that many atoms are moved out of the cell by whole lattice vectors (the
+    file then lists Cartesian positions, as a molecular-dynamics snapshot would): the same
+    crystal, atoms not wrapped.
     Gold: :meth:`Crystal.gold` (a, b, c, alpha, beta, gamma, volume, nsites, formula, ...) plus
     ``lattice`` (3x3, rows a, b, c), ``species`` and ``frac`` (in file order, wrapped),
-    ``n_outside``."""
+    ``n_outside``; ``supercell_volume`` (A^3): the volume of the cell scaled by ``volume_scale``
+    and repeated ``repeat`` = [na, nb, nc] times (what a task asks for after compressing and
+    building a supercell)."""
     from sciagent_gym.datagen import crystals
 
     c = crystals.make_crystal(rng, family, formula=formula)
@@ -281,12 +290,29 @@ def crystal(work: Path, rng: np.random.Generator, family: str, formula: str | No
             shift[(shift > 0) & (frac[i] < 0.01)] = -1
             shifted[i] += shift
             n_out += 1
-    text = _poscar(lattice, species, shifted, c.formula, cartesian=bool(outside))
-    (work / path).write_text(text)
+    if path.endswith(".cjson"):
+        # Avogadro's own format: the cell as vectors (and parameters), Cartesian positions
+        from pymatgen.core import Element
+
+        params = c.gold()
+        doc = {"chemicalJson": 1, "name": c.formula,
+               "unitCell": {**{k: round(float(params[k]), 6)
+                               for k in ("a", "b", "c", "alpha", "beta", "gamma")},
+                            "cellVectors": [round(float(v), 8) for v in lattice.ravel()]},
+               "atoms": {"elements": {"number": [Element(el).Z for el in species]},
+                         "coords": {"3d": [round(float(v), 6)
+                                           for v in (shifted @ lattice).ravel()]}}}
+        (work / path).write_text(json.dumps(doc, indent=1))
+    else:
+        text = _poscar(lattice, species, shifted, c.formula, cartesian=bool(outside))
+        (work / path).write_text(text)
     gold = c.gold()
     gold.update({"lattice": lattice.round(6).tolist(), "species": species,
                  "frac": frac.round(6).tolist(), "n_outside": n_out,
                  "volume": round(float(c.volume), 4)})
+    reps = [int(v) for v in (repeat or [1, 1, 1])]
+    gold["supercell_volume"] = round(abs(float(np.linalg.det(lattice))) * float(volume_scale)
+                                     * reps[0] * reps[1] * reps[2], 4)
     return gold
 
 

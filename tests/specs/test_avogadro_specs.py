@@ -174,3 +174,103 @@ def test_infeasible_task_pays_only_for_fail(tmp_path):
     assert _score(task, work, status="fail").success
     assert not _score(task, work, answer="0.97 Å", status="fail").success
     assert not _score(task, work, status="done").success
+
+
+# -- the long-horizon tasks' stages -------------------------------------------------------------
+
+
+def _cml(path: Path, elements: list[str], xyz) -> None:
+    atoms = "".join(f'<atom id="a{i + 1}" elementType="{e}" x3="{x:.5f}" y3="{y:.5f}" '
+                    f'z3="{z:.5f}"/>' for i, (e, (x, y, z)) in
+                    enumerate(zip(elements, np.asarray(xyz).reshape(-1, 3), strict=True)))
+    path.write_text('<molecule xmlns="http://www.xml-cml.org/schema"><atomArray>'
+                    f"{atoms}</atomArray></molecule>")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_halogen_swap_workup_scores_each_stage(tmp_path, seed):
+    task, work = _stage("avogadro/halogen-swap-workup", tmp_path, seed=seed)
+    gold, s = task.gold["m"], task.params["s"]
+    assert not task.spec.open  # the agent opens the file through File > Open
+    answer = f"{gold['cx']:.2f} Å"
+    # stopped after the measurement (the stopped-after-measure negative): 1 of 5
+    assert _score(task, work, answer=answer).score == pytest.approx(0.2)
+    # the swapped molecule saved too (stopped-after-swap): 3 of 5
+    _cjson(work / f"{s['yname']}.cjson", gold["swapped_elements"], gold["coords"])
+    assert _score(task, work, answer=answer).score == pytest.approx(0.6)
+    # the skeleton saved with its hydrogens still in (skeleton-with-hydrogens): 4 of 5
+    _cml(work / f"skeleton_{s['yname']}.cml", gold["swapped_elements"], gold["coords"])
+    assert _score(task, work, answer=answer).score == pytest.approx(0.8)
+    # the whole workflow
+    _cml(work / f"skeleton_{s['yname']}.cml", gold["swapped_heavy_elements"],
+         gold["heavy_coords"])
+    full = _score(task, work, answer=answer)
+    assert full.score == 1.0 and full.success
+    # without the measurement nothing downstream counts (swapped-without-measuring)
+    assert _score(task, work).score == 0.0
+    # the original halogen kept, or a ring carbon changed: the swap stage fails
+    _cjson(work / f"{s['yname']}.cjson", gold["elements"], gold["coords"])
+    assert _score(task, work, answer=answer).score == pytest.approx(0.2)
+
+
+def _crystal_file(path: Path, gold: dict, scale: float = 1.0, reps=(1, 1, 1),
+                  shift: bool = False) -> None:
+    """The crystal as Avogadro saves it: ``scale`` the volume factor, ``reps`` the supercell;
+    with ``shift`` the first atom is left one cell out (not wrapped)."""
+    lattice = np.array(gold["lattice"]) * scale ** (1 / 3)
+    species, frac = [], []
+    for i, j, k in np.ndindex(*reps):
+        for el, f in zip(gold["species"], gold["frac"], strict=True):
+            species.append(el)
+            frac.append((np.array(f) + [i, j, k]) / reps)
+    frac = np.array(frac)
+    if shift:  # a whole cell out along a, well clear of the face
+        frac[0] += [-1.0 if frac[0][0] < 0.5 else 1.0, 0.0, 0.0]
+    big = lattice * np.array(reps)[:, None]
+    _cjson(path, species, frac @ big, big)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pressure_defect_prep_scores_each_stage(tmp_path, seed):
+    task, work = _stage("avogadro/pressure-defect-prep", tmp_path, seed=seed)
+    gold, f, reps = task.gold["c"], task.params["v"]["f"], task.params["r"]["list"]
+    assert not task.spec.open  # the agent opens the snapshot through File > Open
+    # the snapshot really has atoms outside its cell, and the gold volume is the product
+    snap = read_structure(FinalState(work_dir=work, app_state=None), "snapshot.cjson")
+    frac = snap.xyz @ np.linalg.inv(snap.cell)
+    assert ((frac < -1e-3) | (frac > 1 + 1e-3)).any()
+    assert gold["supercell_volume"] == pytest.approx(
+        abs(np.linalg.det(np.array(gold["lattice"]))) * f * np.prod(reps), rel=1e-6)
+    answer = f"{gold['supercell_volume']:.2f} Å³"
+    # stopped after wrapping (stopped-after-wrap): 1 of 4
+    _crystal_file(work / "wrapped.cjson", gold)
+    assert _score(task, work).score == pytest.approx(0.25)
+    # and after compressing (stopped-after-compress): 2 of 4
+    _crystal_file(work / "compressed.cjson", gold, scale=f)
+    assert _score(task, work).score == pytest.approx(0.5)
+    # the whole workflow
+    _crystal_file(work / "supercell.cjson", gold, scale=f, reps=reps)
+    full = _score(task, work, answer=answer)
+    assert full.score == 1.0 and full.success
+    # the supercell built from the uncompressed cell (supercell-not-compressed: no
+    # compressed.cjson, or the uncompressed cell saved under its name): the compress stage
+    # fails and blocks everything after it: 1 of 4
+    (work / "compressed.cjson").unlink()
+    _crystal_file(work / "supercell.cjson", gold, reps=reps)
+    assert _score(task, work, answer=answer).score == pytest.approx(0.25)
+    _crystal_file(work / "compressed.cjson", gold)
+    assert _score(task, work, answer=answer).score == pytest.approx(0.25)
+    # the snapshot copied as wrapped.cjson (input-copied), or a compressed copy without the
+    # atoms following the cell: the stage earns nothing
+    (work / "wrapped.cjson").write_bytes((work / "snapshot.cjson").read_bytes())
+    assert _score(task, work, answer=answer).score == 0.0
+    _crystal_file(work / "wrapped.cjson", gold)
+    lattice = np.array(gold["lattice"])
+    _cjson(work / "compressed.cjson", gold["species"], np.array(gold["frac"]) @ lattice,
+           lattice * f ** (1 / 3))
+    assert _score(task, work, answer=answer).score == pytest.approx(0.25)
+    # an unwrapped snapshot saved as wrapped.cjson (unwrapped-saved): nothing counts
+    _crystal_file(work / "wrapped.cjson", gold, shift=True)
+    _crystal_file(work / "compressed.cjson", gold, scale=f)
+    _crystal_file(work / "supercell.cjson", gold, scale=f, reps=reps)
+    assert _score(task, work, answer=answer).score == 0.0

@@ -194,6 +194,32 @@ def absent_formula(work: Path, rng: np.random.Generator, formula: str) -> dict[s
     return mdata.absent_formula(work, rng, formula)
 
 
+def film_report(work: Path, rng: np.random.Generator, entry_id: str, cation: str, anion: str,
+                n: int = 3, strain: list[float] | None = None, cells: int = 27,
+                path: str = "pattern.xy") -> dict[str, Any]:
+    """A long-horizon report on a strained film of an entry: :func:`entry_pattern`'s pattern and
+    gold (``n`` strongest peaks, ``a_ref``, ``strain_pct``...), plus the reference's shortest
+    ``cation``-``anion`` distance ``nn``, ``block_sites`` (the atoms of ``cells`` unit cells)
+    and ``centers_col``, the fitted centres as a Veusz dataset summary (n, mean, min, max)."""
+    gold = entry_pattern(work, rng, entry_id, n=n, strain=strain or [0.4, 2.0], path=path)
+    gold["nn"] = gold["entry"]["pairs"][f"{cation}-{anion}"]
+    gold["block_sites"] = gold["entry"]["nsites"] * int(cells)
+    gold["centers_col"] = _column(gold["centers"])
+    return gold
+
+
+def polymorph_report(work: Path, rng: np.random.Generator, formula: str, cation: str,
+                     anion: str) -> dict[str, Any]:
+    """A long-horizon polymorph survey of ``formula``: :func:`polymorph_energies`' columns
+    (``x`` volume per atom, ``y`` formation energy, ``n``, ``lowest``), ``low``: the
+    lowest-energy entry's facts (:func:`lowest_polymorph`), and ``nn``: its shortest
+    ``cation``-``anion`` distance (periodic images included)."""
+    gold = polymorph_energies(work, rng, formula)
+    low = lowest_polymorph(work, rng, formula)
+    gold.update(low=low, nn=low["pairs"][f"{cation}-{anion}"])
+    return gold
+
+
 GENERATORS = {
     "entry_structure": entry_structure,
     "lowest_polymorph": lowest_polymorph,
@@ -202,4 +228,6 @@ GENERATORS = {
     "entry_xrd": entry_xrd,
     "polymorph_energies": polymorph_energies,
     "absent_formula": absent_formula,
+    "film_report": film_report,
+    "polymorph_report": polymorph_report,
 }

@@ -220,3 +220,95 @@ def test_scripts_name_their_program():
 def test_params_vary_per_seed():
     for spec in SPECS.values():
         assert len({json.dumps(sample_params(spec, s), sort_keys=True) for s in range(10)}) > 1
+
+
+# -- the long-horizon strained-film report: partial credit by stage -----------------------------
+
+def test_film_report_names_the_strongest_reflection_and_its_pair():
+    spec = SPECS["matsci/strained-film-report-workflow"]
+    assert "long-horizon" in spec.tags and spec.difficulty == "hard"
+    for e in _values(spec, "e"):
+        peaks = data.pattern_peaks(e["id"])
+        top = max(peaks, key=lambda q: q.intensity)
+        assert e["hkl"] == "(" + "".join(str(abs(v)) for v in top.hkl) + ")"
+        assert e["n"] == sum(v * v for v in top.hkl)
+        assert re.findall(r"[A-Z][a-z]?", e["formula"]) == [e["cation"], e["anion"]]
+        assert data._isolated_top(peaks, 3), e
+
+
+def _film_state(work, gold, entry_id, cation, anion, measured):
+    """The workstation after the reference is open in Jmol (``measured``: as a 3x3x3 block with
+    the shortest bond measured); Fityk and Veusz untouched."""
+    from sciagent_gym.envs.jmol.adapter import summarise
+    from sciagent_gym.envs.materials import db
+
+    s = db.structure_of(data.entry(entry_id))
+    reps = range(3) if measured else range(1)
+    fxyz = [[float(q[0] + i), float(q[1] + j), float(q[2] + k)] for q in s.frac_coords
+            for i in reps for j in reps for k in reps]
+    a = gold["a_ref"]
+    meas = ([{"type": "distance", "value": gold["nn"], "elements": f"{cation} {anion} "}]
+            if measured else "")
+    jmol = summarise({"atoms": len(fxyz), "models": 1, "counts": {}, "styles": "",
+                      "fxyz": fxyz, "cell": [a, a, a, 90, 90, 90],
+                      "file": f"file:{work}/reference.cif", "measurements": meas,
+                      "polyhedra": ""})
+    (work / "reference.cif").write_text("data_reference\n")
+    return {"jmol": jmol, "fityk": {"datasets": [{"index": 0, "peaks": []}]},
+            "veusz": {"datasets": {}, "widgets": {}}, "errors": {}}
+
+
+@pytest.mark.parametrize(("measured", "expected"), [(False, 1 / 8.75), (True, 2.5 / 8.75)])
+def test_film_report_stage_negatives_give_partial_credit(measured, expected, tmp_path):
+    """stops-after-reference and stops-after-measure of matsci/strained-film-report-workflow."""
+    from sciagent_gym.evaluation import evaluate
+    from sciagent_gym.tasks.task import Task
+
+    spec = SPECS["matsci/strained-film-report-workflow"]
+    sandbox = {"home": "/home/user", "tmp": "/tmp", "work": str(tmp_path)}
+    task = Task(spec, 0, load_adapter("matsci").generators, sandbox)
+    try:
+        task.stage(tmp_path)
+        assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+        e = task.params["e"]
+        app = _film_state(tmp_path, task.gold["p"], e["id"], e["cation"], e["anion"], measured)
+        result = evaluate(task.criteria(), FinalState(work_dir=tmp_path, app_state=app,
+                                                      agent_status="done"))
+        assert result.score == pytest.approx(expected), result
+        assert not result.success
+    finally:
+        task.cleanup()
+
+
+def test_polymorph_survey_stops_after_the_survey_with_partial_credit(tmp_path):
+    """stops-after-survey of matsci/polymorph-survey-workflow: the CSV right, nothing else."""
+    from sciagent_gym.envs.materials import db
+
+    from sciagent_gym.evaluation import evaluate
+    from sciagent_gym.tasks.task import Task
+
+    spec = SPECS["matsci/polymorph-survey-workflow"]
+    assert "long-horizon" in spec.tags and spec.difficulty == "hard"
+    for f in _values(spec, "f"):
+        assert re.findall(r"[A-Z][a-z]?", f["formula"]) == [f["cation"], f["anion"]]
+        assert len(mdata.polymorphs(f["formula"])) >= 2
+    sandbox = {"home": "/home/user", "tmp": "/tmp", "work": str(tmp_path)}
+    task = Task(spec, 0, load_adapter("matsci").generators, sandbox)
+    try:
+        task.stage(tmp_path)
+        assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+        rows = ["id,volume_per_atom,energy"]
+        for e in mdata.polymorphs(task.params["f"]["formula"]):
+            s = db.structure_of(e)
+            rows.append(f"{e['id']},{s.volume / len(s):.6f},"
+                        f"{e['_sag_formation_energy_per_atom']:.6f}")
+        (tmp_path / "ev.csv").write_text("\n".join(rows) + "\n")
+        app = {"jmol": None, "fityk": None, "veusz": {"datasets": {}, "widgets": {}},
+               "errors": {"jmol": "not asked", "fityk": "not asked"}}
+        result = evaluate(task.criteria(), FinalState(work_dir=tmp_path, app_state=app,
+                                                      agent_status="done",
+                                                      answer=task.gold["ev"]["lowest"]))
+        assert result.score == pytest.approx(1.5 / 6.75), result
+        assert not result.success
+    finally:
+        task.cleanup()

@@ -198,7 +198,10 @@ def surface(work_dir: Path, rng: np.random.Generator, path: str = "sample.gwy",
     "row_aligned" (the input without its line noise, minus each row's median: Align Rows),
     "crop" (the input inside ``region``), "scaled" (the input times ``scale``), "untilted"
     (the input minus the ``slope_nm_per_um`` plane) and "bow_removed" (the input minus its
-    least-squares polynomial of degree 2 in x and in y: Polynomial Background, degrees 2).
+    least-squares polynomial of degree 2 in x and in y: Polynomial Background, degrees 2) and
+    "bow_removed_crop" (that inside ``region``). With ``bow_nm`` and ``region``, gold
+    ``region`` also holds ``flat_sa_nm`` and ``flat_sq_nm``: the window's Sa and Sq after the
+    degree-2 polynomial removal.
     ``lattice_nm`` [lo, hi] draws a hexagonal close-packed monolayer of spheres (domes of
     ``lattice_height_nm``) with that lattice constant, turned by a random angle and with 2 %
     positional disorder: gold ``lattice_nm`` (rounded to 0.1 nm), ``lattice_angle_deg`` and
@@ -281,12 +284,18 @@ def surface(work_dir: Path, rng: np.random.Generator, path: str = "sample.gwy",
         raw = z[ry:ry + rh, rx:rx + rw]
         gold["region"] = {"sq_nm": sq(window) / NM, "sa_nm": sa(window) / NM,
                           "sa_raw_nm": sa(raw) / NM}
+        if bow_nm:
+            # the window of the bow-removed scan (Polynomial Background, degrees 2)
+            flat = (z - poly_fit(z, 2))[ry:ry + rh, rx:rx + rw]
+            gold["region"].update({"flat_sa_nm": sa(flat) / NM, "flat_sq_nm": sq(flat) / NM})
     steady = truth + background
     arrays = {"input": lambda: z, "levelled": lambda: levelled, "truth": lambda: truth,
               "row_aligned": lambda: steady - np.median(steady, axis=1, keepdims=True),
               "crop": lambda: z[region[1]:region[1] + region[3], region[0]:region[0] + region[2]],
               "scaled": lambda: z * scale, "untilted": lambda: z - given,
-              "bow_removed": lambda: z - poly_fit(z, 2)}
+              "bow_removed": lambda: z - poly_fit(z, 2),
+              "bow_removed_crop": lambda: (z - poly_fit(z, 2))[
+                  region[1]:region[1] + region[3], region[0]:region[0] + region[2]]}
     for name in reference:
         gold[name] = arrays[name]()
     if grain_threshold is not None:

@@ -395,3 +395,55 @@ def test_particle_workflow_start_and_copied_inputs_score_zero(tmp_path):
         assert _score(task, work, "5000 nm²").score == 0
     finally:
         task.cleanup()
+
+
+# -- the coating workflow: flatten, window Sa, cut-out; the stage negatives score their share ----
+
+#: weights per stage: open-flatten 2, roughness 2, roi 3 (of 7)
+COATING_PARTIAL = {"stops-after-flattening": 2 / 7, "stops-after-roughness": 4 / 7,
+                   "oracle": 1.0, "plane-level-instead": 0.0, "sq-not-sa": 5 / 7,
+                   "roi-of-the-raw-scan": 5 / 7}
+
+
+def _coating_case(task: Task, work: Path, case: str) -> str | None:
+    """Write what the coating workflow leaves when it goes as ``case`` says; returns the
+    answer."""
+    z, pixel = _input(work)
+    flat = data.plane_level(z) if case == "plane-level-instead" else z - data.poly_fit(z, 2)
+    write_gwy(work / "flattened.gwy", [("Height", flat)], pixel)
+    if case == "stops-after-flattening":
+        return None
+    r = task.params["region"]
+    window = flat[r["y"]:r["y"] + r["h"], r["x"]:r["x"] + r["w"]]
+    measure = data.sq if case == "sq-not-sa" else data.sa
+    answer = f"{measure(window) / NM:.3f} nm"
+    if case == "stops-after-roughness":
+        return answer
+    source = z if case == "roi-of-the-raw-scan" else flat
+    cut = source[r["y"]:r["y"] + r["h"], r["x"]:r["x"] + r["w"]]
+    write_gwy(work / "roi.gwy", [("Height", flat), ("Height", cut)], pixel)
+    return answer
+
+
+@pytest.mark.parametrize("case", sorted(COATING_PARTIAL))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_coating_workflow_stages_give_partial_credit(case, seed, tmp_path):
+    task, work = _stage("gwyddion/coating-flatten-roughness-report", tmp_path, seed)
+    try:
+        assert case in {"oracle", "sq-not-sa", "roi-of-the-raw-scan"} or case in task.spec.negatives
+        result = _score(task, work, _coating_case(task, work, case))
+        assert result.score == pytest.approx(COATING_PARTIAL[case]), result
+        assert result.success == (case == "oracle")
+    finally:
+        task.cleanup()
+
+
+def test_coating_workflow_start_and_copied_inputs_score_zero(tmp_path):
+    task, work = _stage("gwyddion/coating-flatten-roughness-report", tmp_path)
+    try:
+        assert _score(task, work).score == 0
+        for name in ("flattened.gwy", "roi.gwy"):
+            (work / name).write_bytes((work / "sample.gwy").read_bytes())
+        assert _score(task, work, "2.0 nm").score == 0
+    finally:
+        task.cleanup()

@@ -158,7 +158,85 @@ def view(work: Path, rng: np.random.Generator, family: str, formula: str | None 
     return gold
 
 
+def run_headless(cif: Path, script: str, outputs: tuple[str, ...] = (),
+                 timeout: float = 120.0) -> dict[str, bytes]:
+    """Run ``script`` in headless Jmol (JmolData) after nothing is loaded: ``$CIF`` stands for
+    ``cif`` (this task's own generated file, never an agent's) and ``$OUT/<name>`` for a private
+    output folder; returns the bytes of each named output file the script wrote."""
+    with tempfile.TemporaryDirectory(prefix="sciagent-jmol-gold-") as tmp:
+        spt = Path(tmp) / "gold.spt"
+        spt.write_text(script.replace("$CIF", str(cif)).replace("$OUT", tmp) + "\n")
+        width, height = DISPLAY
+        argv = ["java", f"-Duser.home={tmp}", "-Djava.awt.headless=true", "-jar", JMOL_DATA,
+                "-n", "-i", "-g", f"{width}x{height}", "-s", str(spt)]
+        try:
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                                 cwd=tmp, env={"PATH": "/usr/bin:/bin", "HOME": tmp,
+                                               "LANG": "C.UTF-8"})
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GoldError(f"headless Jmol did not run: {exc}") from None
+        out: dict[str, bytes] = {}
+        for name in outputs:
+            f = Path(tmp) / name
+            if not f.is_file():
+                raise GoldError(f"headless Jmol wrote no {name} (exit {res.returncode}): "
+                                f"{(res.stderr or res.stdout)[-800:]}")
+            out[name] = f.read_bytes()
+        return out
+
+
+def _png_array(data: bytes) -> np.ndarray:
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as img:
+        return np.asarray(img.convert("RGB")).copy()
+
+
+#: The polyhedra a long-horizon task draws: around each ``C`` atom, its first shell of ``L``
+#: atoms (10 % above the shortest C-L distance), complete shells only (Jmol's ``polyhedra N``
+#: draws a polyhedron only where exactly N vertices are found).
+POLYHEDRA_SCRIPT = (
+    "var __c = {{_{centre} and cell=666}}[1]; var __b = 100;\n"
+    "for (var __x in {{_{ligand} and within(5.0, __c)}}) "
+    "{{ var __d = __c.distance(__x); if (__d < __b) {{ __b = __d }} }}\n"
+    "var __n = {{_{ligand} and within(@{{__b * 1.1}}, __c)}}.size;\n"
+    "polyhedra @__n RADIUS @{{__b * 1.1}} {{_{centre}}} TO {{_{ligand}}}\n")
+
+
+def workflow(work: Path, rng: np.random.Generator, family: str, formula: str, centre: str,
+             ligand: str, lattice: str = "2 2 2", axis: str = "c", background: str = "white",
+             polyhedra: bool = False, path: str = "crystal.cif") -> dict[str, Any]:
+    """A long-horizon workflow's crystal: :func:`crystal`'s gold (with ``bond``, ``centre_cn``
+    and ``angle`` of ``centre`` and ``ligand``), plus what headless Jmol shows for the block of
+    cells ``lattice`` (``load FILE {lattice}``): ``block_atoms`` and ``block_counts`` (the
+    atoms it loads, boundary copies included), ``lattice`` ([n1, n2, n3]) and ``render``, the
+    block (with the ``centre`` polyhedra of :data:`POLYHEDRA_SCRIPT` when ``polyhedra``, then
+    also ``polyhedra_count``: how many complete shells it draws) seen down ``axis`` on
+    ``background`` at the GUI's display size."""
+    n = [int(v) for v in lattice.split()]
+    gold = crystal(work, rng, family, formula, path, centre=centre, ligand=ligand,
+                   cells=int(np.prod(n)))
+    poly = POLYHEDRA_SCRIPT.format(centre=centre, ligand=ligand) if polyhedra else ""
+    script = (f'load "$CIF" {{{lattice}}}\n{poly}background {background}\n'
+              f'moveto 0 axis {axis}\nwrite xyz "$OUT/block.xyz"\n'
+              f'write image {DISPLAY[0]} {DISPLAY[1]} png "$OUT/render.png"\n'
+              'write state "$OUT/state.spt"')
+    out = run_headless(work / path, script, ("block.xyz", "render.png", "state.spt"))
+    rows = out["block.xyz"].decode().splitlines()
+    atoms = int(rows[0].split()[0])
+    symbols = [r.split()[0] for r in rows[2:2 + atoms]]
+    gold.update({"block_atoms": atoms, "lattice": n,
+                 "block_counts": {el: symbols.count(el) for el in sorted(set(symbols))},
+                 "render": _png_array(out["render.png"])})
+    if polyhedra:
+        gold["polyhedra_count"] = out["state.spt"].decode().count("\n  polyhedron @{{")
+    return gold
+
+
 GENERATORS = {
     "crystal": crystal,
     "view": view,
+    "workflow": workflow,
 }

@@ -6,12 +6,13 @@ Every failure (no state, nothing of the asked kind shown) is a GetterError (a fa
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import pick_key
+from sciagent_gym.evaluation.getters.reading import decode_text, pick_key, read_bytes
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState
@@ -101,3 +102,93 @@ def jmol_angle(state: FinalState, vertex: str, ends: str) -> list[float]:
     if not values:
         raise GetterError(f"no {ends}-{vertex}-{ends} angle measurement is shown")
     return values
+
+
+#: Largest XYZ or state file a getter reads.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+#: Most atoms an XYZ file may list for its distances to be computed.
+MAX_XYZ_ATOMS = 20000
+
+
+@register("jmol_xyz")
+def jmol_xyz(state: FinalState, path: str, key: str | None = None, a: str | None = None,
+             b: str | None = None) -> Any:
+    """An XYZ file the agent wrote (Jmol's ``write xyz``), parsed.
+
+    Keys: atoms (the count on its first line, which must match the atom lines), counts
+    ({element: atoms}), shortest (with ``a`` and ``b``: the shortest distance between an ``a``
+    and a ``b`` atom in the file, in A).
+    """
+    text = decode_text(read_bytes(state, path, MAX_FILE_BYTES))
+    rows = text.splitlines()
+    try:
+        n = int(rows[0].split()[0])
+    except (IndexError, ValueError):
+        raise GetterError(f"{path}: not an XYZ file (no atom count on line 1)") from None
+    if not 0 < n <= MAX_XYZ_ATOMS or len(rows) < n + 2:
+        raise GetterError(f"{path}: {n} atoms announced, {max(len(rows) - 2, 0)} lines follow")
+    symbols, xyz = [], []
+    for i, row in enumerate(rows[2:2 + n], 3):
+        parts = row.split()
+        try:
+            symbols.append(parts[0])
+            xyz.append([float(v) for v in parts[1:4]])
+        except (IndexError, ValueError):
+            raise GetterError(f"{path}: line {i} is not an atom line: {row[:80]!r}") from None
+        if len(xyz[-1]) != 3 or not np.isfinite(xyz[-1]).all():
+            raise GetterError(f"{path}: line {i} is not an atom line: {row[:80]!r}")
+    out: dict[str, Any] = {"atoms": n,
+                           "counts": {el: symbols.count(el) for el in sorted(set(symbols))}}
+    if a and b:
+        pts = np.array(xyz)
+        sym = np.array(symbols)
+        pa, pb = pts[sym == a], pts[sym == b]
+        if not len(pa) or not len(pb):
+            raise GetterError(f"{path}: no {a} or no {b} atoms")
+        best = np.inf
+        for p in pa:
+            d = np.linalg.norm(pb - p, axis=1)
+            d = d[d > 1e-3]
+            if len(d):
+                best = min(best, float(d.min()))
+        out["shortest"] = best
+    return pick_key(path, out, key)
+
+
+_STATE_LOAD = re.compile(r'^\s*load /\*file\*/"([^"\n]*)"[^\n]*?(?:\{([0-9. ]+)\})?\s*;\s*$',
+                         re.M)
+_STATE_MEASURE = re.compile(r"^\s*measure (\(\{\d+\}\) ?){2,4};\s*$", re.M)
+_STATE_POLYHEDRON = re.compile(r'^\s*polyhedron @\{\{.*?"vertexCount":(\d+)', re.M)
+_STATE_BACKGROUND = re.compile(r"^\s*background \[x([0-9a-fA-F]{6})\];\s*$", re.M)
+
+
+@register("jmol_state_file")
+def jmol_state_file(state: FinalState, path: str, key: str | None = None) -> Any:
+    """A Jmol state script the agent saved (File > Export > Write State..., ``write state``).
+
+    Keys: file (the base name of the file its last ``load`` reads), lattice ([n1, n2, n3] of
+    the load's block of cells, [] without one), measures (how many measurements it restores:
+    distances, angles and torsions), background ([r, g, b]), polyhedra (how many polyhedra
+    it draws), vertices (their distinct vertex counts, sorted).
+    """
+    text = decode_text(read_bytes(state, path, MAX_FILE_BYTES))
+    if not text.lstrip().startswith("# Jmol state"):
+        raise GetterError(f"{path}: not a Jmol state script")
+    loads = _STATE_LOAD.findall(text)
+    if not loads:
+        raise GetterError(f"{path}: the state loads no file")
+    name, lattice = loads[-1]
+    try:
+        block = [round(float(v)) for v in lattice.split()] if lattice else []
+    except ValueError:
+        block = []
+    bg = _STATE_BACKGROUND.findall(text)
+    rgb = None
+    if bg:
+        v = int(bg[-1], 16)
+        rgb = [v >> 16 & 255, v >> 8 & 255, v & 255]
+    poly = [int(v) for v in _STATE_POLYHEDRON.findall(text)]
+    out = {"file": name.replace("\\", "/").rsplit("/", 1)[-1], "lattice": block,
+           "measures": len(_STATE_MEASURE.findall(text)), "background": rgb,
+           "polyhedra": len(poly), "vertices": sorted(set(poly))}
+    return pick_key(path, out, key)

@@ -171,3 +171,80 @@ def test_the_figure_reference_is_rendered_by_headless_jmol(tmp_path):
     assert img.shape == (data.DISPLAY[1], data.DISPLAY[0], 3) and img.dtype == np.uint8
     assert (img == 255).all(axis=2).mean() > 0.5  # a white background
     assert (img.max(axis=2) - img.min(axis=2) > 60).any()  # coloured atoms drawn
+
+
+# -- the long-horizon workflows: partial credit by stage (replayed on built final states) -------
+
+def _block_dump(work: Path, gold: dict, lattice: list[int] | None) -> dict:
+    """The state dump after the CIF is opened (``lattice`` None: its asymmetric unit only) or
+    reloaded as a block of ``lattice`` cells."""
+    from pymatgen.core import Structure
+
+    s = Structure.from_file(str(work / "crystal.cif"))
+    if lattice is None:
+        fxyz = [list(map(float, s[0].frac_coords)), list(map(float, s[-1].frac_coords))]
+    else:
+        fxyz = [[float(q[0] + i), float(q[1] + j), float(q[2] + k)] for q in s.frac_coords
+                for i in range(lattice[0]) for j in range(lattice[1]) for k in range(lattice[2])]
+    cell = [gold[k] for k in ("a", "b", "c", "alpha", "beta", "gamma")]
+    return summarise({"atoms": len(fxyz), "models": 1, "counts": {}, "styles": "", "fxyz": fxyz,
+                      "cell": cell, "spacegroup": "", "spacegroup_number": "",
+                      "file": f"file:{work}/crystal.cif", "background": "[x000000]",
+                      "measurements": "", "polyhedra": ""})
+
+
+@pytest.mark.parametrize(("spec_id", "block", "expected"), [
+    ("jmol/supercell-bond-report-workflow", False, 1 / 7.5),
+    ("jmol/supercell-bond-report-workflow", True, 2 / 7.5)])
+def test_workflow_stage_negatives_give_partial_credit(spec_id, block, expected, tmp_path):
+    """stops-after-open and stops-after-block of the long-horizon workflows."""
+    spec = SPECS[spec_id]
+    assert "long-horizon" in spec.tags and spec.difficulty == "hard" and not spec.open
+    for seed in range(2):
+        work = tmp_path / f"seed{seed}"
+        task = make_task(spec, seed, work)
+        try:
+            task.stage(work)
+            gold = task.gold["w"]
+            assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+            dump = _block_dump(work, gold, gold["lattice"] if block else None)
+            result = evaluate(task.criteria(), FinalState(work_dir=work, app_state=dump,
+                                                          agent_status="done"))
+            assert result.score == pytest.approx(expected), result
+            assert not result.success
+        finally:
+            task.cleanup()
+
+
+STATE = """# Jmol state version 14.32.83  2023-01-07 08:24;
+function _setFileState() {
+  load /*file*/"/home/user/work/crystal.cif" /*options*/  {3.0 3.0 3.0};
+}
+function _setVariableState() {
+  background [xffffff];
+  measures delete;
+  measure ({3}) ({0}) ({5});
+  polyhedron @{{ "faces":[ [ 0,1,2 ] ],"elemNos":[ 8,8,8,8,8,8 ],"vertexCount":6,"atomIndex":2 }} ;
+  polyhedron @{{ "faces":[ [ 0,1,2 ] ],"elemNos":[ 8,8,8,8,8,8 ],"vertexCount":6,"atomIndex":9 }} ;
+}
+"""
+
+
+def test_state_and_xyz_getters_read_what_jmol_writes(tmp_path):
+    (tmp_path / "s.spt").write_text(STATE)
+    (tmp_path / "b.xyz").write_text("3\nModel[1]\nTi 0 0 0\nO 1.95 0 0\nO 0 0 2.5\n")
+    (tmp_path / "bad.xyz").write_text("5\nModel\nTi 0 0 0\n")
+    assert _score(tmp_path, None, {"fn": "jmol_state_file", "path": "s.spt"},
+                  {"op": "equals", "expected": {"file": "crystal.cif", "lattice": [3, 3, 3],
+                                                "measures": 1, "background": [255, 255, 255],
+                                                "polyhedra": 2, "vertices": [6]}}).passed
+    assert _score(tmp_path, None, {"fn": "jmol_xyz", "path": "b.xyz", "a": "Ti", "b": "O"},
+                  {"op": "equals", "expected": {"atoms": 3, "counts": {"O": 2, "Ti": 1},
+                                                "shortest": 1.95}}).passed
+    bad = _score(tmp_path, None, {"fn": "jmol_xyz", "path": "bad.xyz", "key": "atoms"},
+                 {"op": "is_true"})
+    assert not bad.passed and "5 atoms announced" in bad.detail
+    (tmp_path / "fake.spt").write_text('load "crystal.cif" {3 3 3}\n')
+    fake = _score(tmp_path, None, {"fn": "jmol_state_file", "path": "fake.spt", "key": "file"},
+                  {"op": "is_true"})
+    assert not fake.passed and "not a Jmol state" in fake.detail

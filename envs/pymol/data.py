@@ -12,6 +12,7 @@ Headless results are cached per (file digest, question).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -358,6 +359,60 @@ def decoy(work: Path, rng: np.random.Generator, source: str, path: str) -> dict[
                          if line.startswith(("ATOM  ", "HETATM")))}
 
 
+#: The second structure of the superposition workflow: the same protein as another model of
+#: it would give (every coordinate displaced by a seeded ``jitter``, other termini, no waters),
+#: placed elsewhere, so aligning it has something to do and an RMSD of its own per seed.
+MODEL_PERTURBATION = Perturbation(trim=3, keep_waters=(0.0, 0.0), jitter=0.35)
+
+
+def superpose_workflow(work: Path, rng: np.random.Generator, source: str, crystal: str,
+                       predicted: str, crystal_colour: str, predicted_colour: str, bg: str,
+                       width: int, height: int, jitter: float = 0.35) -> dict[str, Any]:
+    """Write ``source``'s variant as ``crystal`` and a model of it as ``predicted``
+    (:data:`MODEL_PERTURBATION`); gold for superimposing the model onto the crystal with PyMOL's
+    ``align`` on CA atoms (default outlier rejection): atom counts, the RMSD after refinement
+    and the aligned CA count, both objects' CA centroids and the model's centroid after the
+    alignment, and the figure ray-traced by headless PyMOL after the same steps (the view
+    zoomed on everything once aligned, objects coloured, background ``bg``: ``image``, kept
+    host-side). Without the zoom the view stays where the model was before it moved, and on
+    some seeds the crystal structure then fills the picture."""
+    from PIL import Image
+
+    first = _copy(work, rng, source, crystal)
+    model = dataclasses.replace(MODEL_PERTURBATION, jitter=float(jitter))
+    second = write_variant(SOURCES[source], work / predicted, rng, model)
+    a, b = Path(crystal).stem, Path(predicted).stem
+    digest = hashlib.sha256(first.read_bytes() + second.read_bytes()).hexdigest()[:16]
+    with tempfile.TemporaryDirectory(prefix="sciagent-pymol-figure-") as tmp:
+        png = Path(tmp) / "gold.png"
+        code = f"""# {digest}
+cmd.load({str(first)!r}, {a!r})
+cmd.load({str(second)!r}, {b!r})
+def centroid(sel):
+    return [float(v) for v in cmd.get_coords(sel).mean(axis=0)]
+out = {{"crystal_atoms": cmd.count_atoms({a!r}), "predicted_atoms": cmd.count_atoms({b!r}),
+       "crystal_ca": centroid("{a} and name CA"),
+       "predicted_ca_before": centroid("{b} and name CA"),
+       "predicted_centroid_before": centroid({b!r})}}
+out["rmsd_unaligned"] = cmd.rms_cur("{b} and name CA", "{a} and name CA", matchmaker=4)
+r = cmd.align("{b} and name CA", "{a} and name CA")
+out["rmsd"], out["aligned_atoms"], out["rmsd_before_rejection"] = r[0], r[1], r[3]
+out["predicted_ca"] = centroid("{b} and name CA")
+out["predicted_centroid"] = centroid({b!r})
+cmd.zoom()
+cmd.color({crystal_colour!r}, {a!r})
+cmd.color({predicted_colour!r}, {b!r})
+cmd.bg_color({bg!r})
+cmd.png({str(png)!r}, width={int(width)}, height={int(height)}, ray=1)
+"""
+        gold = run_headless(code)
+        with Image.open(png) as img:
+            gold["image"] = np.asarray(img.convert("RGB"))
+    bgc = colour(work, rng, bg)
+    gold["bg_rgb"], gold["bg_rgb8"] = bgc["rgb"], bgc["rgb8"]
+    return gold
+
+
 GENERATORS = {
     "structure": structure,
     "chain": chain,
@@ -370,4 +425,5 @@ GENERATORS = {
     "residue_range": residue_range,
     "decoy": decoy,
     "pocket_workflow": pocket_workflow,
+    "superpose_workflow": superpose_workflow,
 }

@@ -470,3 +470,47 @@ def test_pocket_workflow_scores_each_stage(seed, tmp_path):
         assert score({"1hpv": wet, "dist_ab": dist}, pocket, answer)["score"] == 0
     finally:
         task.cleanup()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_superpose_workflow_scores_each_stage(seed, tmp_path):
+    """Replays the evaluator on what the stage negatives leave: both structures opened (2 of
+    14), plus the model superimposed and the RMSD answered (5 of 14), plus both coloured (7 of
+    14); the crystal structure moved instead of the model blocks everything after opening
+    (1 of 14)."""
+    spec = SPECS["pymol/superpose-model-workflow"]
+    assert "long-horizon" in spec.tags and spec.difficulty == "hard"
+    task = make_task(spec, seed, tmp_path)
+    try:
+        task.stage(tmp_path)
+        assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+        g, ccol, pcol = task.gold["sw"], task.params["ccol"], task.params["pcol"]
+        assert g["rmsd_unaligned"] > 5 * g["rmsd"]  # the model starts elsewhere
+        crystal = {"atoms": g["crystal_atoms"], "ca_centroid": g["crystal_ca"],
+                   "colors": {}}
+        before = {"atoms": g["predicted_atoms"], "ca_centroid": g["predicted_ca_before"],
+                  "colors": {}}
+        after = {**before, "ca_centroid": g["predicted_ca"]}
+
+        def score(objects, answer=None):
+            return evaluate(task.criteria(), FinalState(
+                work_dir=tmp_path, app_state={"objects": objects, "selections": {}},
+                answer=answer, agent_status="done")).to_dict()
+
+        assert score({})["score"] == 0
+        res = score({"crystal": crystal, "predicted": before})
+        assert res["score"] == pytest.approx(2 / 14) and res["stages_reached"] == 1
+        answer = f"{g['rmsd']:.4f} Å"
+        res = score({"crystal": crystal, "predicted": after}, answer)
+        assert res["score"] == pytest.approx(5 / 14) and res["stages_reached"] == 2
+        coloured = {"crystal": {**crystal, "colors": {ccol: g["crystal_atoms"]}},
+                    "predicted": {**after, "colors": {pcol: g["predicted_atoms"]}}}
+        res = score(coloured, answer)
+        assert res["score"] == pytest.approx(7 / 14) and res["stages_reached"] == 3
+        # the RMSD of the structures as they lie in the files: no credit for the superposition
+        res = score(coloured, f"{g['rmsd_unaligned']:.4f} Å")
+        assert res["score"] == pytest.approx(3 / 14) and res["stages_reached"] == 1
+        moved = {**coloured["crystal"], "ca_centroid": g["predicted_ca_before"]}
+        assert score({**coloured, "crystal": moved}, answer)["score"] == pytest.approx(1 / 14)
+    finally:
+        task.cleanup()

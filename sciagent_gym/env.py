@@ -513,21 +513,24 @@ class SciGUIEnv(gym.Env):
         """The state an episode ending now with ``status`` would be scored on, collected
         without ending it (a fresh screenshot, as the ending step grabs one). The audit scores
         the no-op and each negative that is a prefix of the oracle this way, on the oracle's
-        own program start. Agent processes are stopped, as at the end of an episode."""
+        own program start. The agent zone's processes keep running (the episode goes on: a
+        code tool's terminal and servers live there), so only a trusted caller's steps, which
+        leave nothing running that writes, make this the state an ending step would see."""
         if self.task is None or self._episode_over:
             raise RuntimeError("checkpoint() needs an episode in progress: call reset() first")
         self._frame = self.provider.screenshot()
-        return self.collect_final_state(status)
+        return self.collect_final_state(status, stop_agents=False)
 
-    def collect_final_state(self, status: str) -> FinalState:
+    def collect_final_state(self, status: str, stop_agents: bool = True) -> FinalState:
         """What the evaluator reads: work files, the app's internal state, the screen, the
         window list and the output of commands the criteria ask to run in the sandbox.
 
-        Every agent process is stopped first, then the work directory is copied into a
-        private host directory (regular files only, size caps, no links): the evaluator
-        scores that frozen copy, so one episode always gets one score."""
+        Every agent process is stopped first (not for :meth:`checkpoint`), then the work
+        directory is copied into a private host directory (regular files only, size caps, no
+        links): the evaluator scores that frozen copy, so one episode always gets one score."""
         work = self._new_frozen_dir()
-        freeze = self.provider.freeze_work_dir(work)
+        freeze = self.provider.freeze_work_dir(work) if stop_agents else \
+            freeze_copy(self.provider.sync_work_dir(), work)
         app_state, error = None, None
         if self.provider.app_running():
             try:
@@ -545,7 +548,8 @@ class SciGUIEnv(gym.Env):
             except Exception as exc:
                 commands[command] = {"returncode": None, "output": f"not run: {exc}",
                                      "timed_out": False}
-        self.provider.stop_agent_processes()  # the commands' own processes
+        if stop_agents:
+            self.provider.stop_agent_processes()  # the commands' own processes
         self.freeze_report = freeze.to_dict()
         return FinalState(work_dir=work, app_state=app_state,
                           app_state_error=error, screenshot=self._frame.copy(),

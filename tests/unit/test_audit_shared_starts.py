@@ -101,8 +101,12 @@ def test_checkpoint_needs_an_episode_in_progress():
         with pytest.raises(RuntimeError, match="reset"):
             env.checkpoint()
         env.reset(seed=0, options={"task": SUM})
+        stops = env.provider.agent_stops
         assert env.checkpoint().agent_status == "done"
+        # the episode goes on: a code tool's terminal and servers live in the agent zone
+        assert env.provider.agent_stops == stops
         env.step("DONE")
+        assert env.provider.agent_stops > stops
         with pytest.raises(RuntimeError):
             env.checkpoint()
     finally:

@@ -105,6 +105,10 @@ def _threshold(values: np.ndarray, lo: float, hi: float) -> tuple[int, int]:
     return int(kept.sum()), int(used.sum())
 
 
+#: Points Plot Over Line samples by default (its Resolution, 1000 segments, plus one).
+PLOT_LINE_SAMPLES = 1001
+
+
 def flow_field(work: Path, rng: np.random.Generator, path: str = "flow.vtk",
                n_vortices: int = 3, nx: int = 81, ny: int = 61, spacing: float = 0.1,
                u0: float | None = None, level: float | None = None,
@@ -154,6 +158,13 @@ def flow_field(work: Path, rng: np.random.Generator, path: str = "flow.vtk",
         "strongest": strongest, "line_y": strongest["y"],
         "weakest": min(f["vortices"], key=lambda vx: vx["depth"]),
         "profile_min": float(row.min()), "profile_max": float(row.max()),
+        # Plot Over Line's default 1000 segments sample x = 0.008 m apart, so a minimum on
+        # an odd node is seen only between nodes, higher: a profile's minimum is accepted
+        # from the node's (0.01 below) to the default sampling's (0.01 above)
+        "profile_min_lo": float(row.min()) - 0.01,
+        "profile_min_hi": float(np.interp(np.linspace(0.0, float(f["xs"][-1]),
+                                                      PLOT_LINE_SAMPLES), f["xs"], row).min())
+        + 0.01,
         "profile_min_x": round(float(f["xs"][int(np.argmin(row))]), 6),
         "threshold": float(level),
         "threshold_cells": cells, "threshold_points": points, "isobar_points": isobar_points,

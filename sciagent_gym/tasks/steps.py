@@ -145,10 +145,12 @@ def read_screen(provider, pattern: str, region: list[int] | None = None,
 
 
 def as_number(output: str, seen: str = "") -> str:
-    """The OCR'd ``output`` as one plain number: spaces OCR put between digits dropped, a lone
-    decimal comma read as a point (tesseract confuses them in long runs of digits, such as
-    Praat's 17-digit values). Raises StepError if what remains is not a number."""
+    """The OCR'd ``output`` as one plain number: spaces OCR put between digits or around a
+    decimal separator dropped (``8 . 6984``), a lone decimal comma read as a point (tesseract
+    confuses them in long runs of digits, such as Praat's 17-digit values). Raises StepError
+    if what remains is not a number."""
     text = re.sub(r"(?<=\d)\s+(?=\d)", "", output)
+    text = re.sub(r"(?<=\d)\s*([.,])\s*(?=\d)", r"\1", text)
     if "," in text and "." not in text and text.count(",") == 1:
         text = text.replace(",", ".")
     try:

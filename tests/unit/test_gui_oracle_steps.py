@@ -185,6 +185,7 @@ def test_read_with_a_timeout_looks_again_until_a_busy_program_prints(env, monkey
     ("74,49439304220743 dB", r"(-?[0-9]+[.,][0-9]{1,3})", "74.494"),
     ("-3,5 dB", r"(-?[0-9]+[.,][0-9]{1,3})", "-3.5"),
     ("1.25 seconds", r"([0-9]+(?:[.,][0-9]{1,4})?)", "1.25"),
+    ("GAMMA=8 . 6984", r"GAMMA=\s*(-?[0-9]+ ?[.,] ?[0-9]{3,4})", "8.6984"),  # ParaView's console
 ])
 def test_read_number_repairs_what_ocr_does_to_long_numbers(env, monkeypatch, ocr, pattern,
                                                            expected):

@@ -67,18 +67,7 @@ PLACE = {"fityk": LAYOUT["fityk"][:2]}
 TERMINAL = "matsci-terminal"
 TERMINAL_TIMEOUT = 90.0
 #: Exits 0 when the OPTIMADE server accepts connections, within argv[1] seconds.
-SERVER_PROBE = r"""
-import socket, sys, time
-deadline = time.monotonic() + float(sys.argv[1])
-while True:
-    try:
-        socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
-        sys.exit(0)
-    except OSError:
-        if time.monotonic() > deadline:
-            sys.exit(3)
-        time.sleep(0.05)
-""".replace("PORT", str(materials.PORT))
+SERVER_PROBE = materials.PROBE
 
 
 class ScriptTargetError(ToolScriptError):

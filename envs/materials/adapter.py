@@ -91,6 +91,26 @@ while True:
 """.replace("PORT", str(PORT))
 
 
+def ensure_server(provider: ChannelHost) -> None:
+    """Start the OPTIMADE server again when it no longer answers, before an oracle's shell
+    step (the Materials terminal's and the MatSci workstation's). It lives in the agent zone,
+    where anything the agent runs may end it; a final state collected at the end of an episode
+    stops it too (the audit's mid-episode checkpoints no longer do)."""
+    run = provider.run_command
+    probe = f"/usr/bin/python3 -S -c {shlex.quote(PROBE)}"
+    if run(f"{probe} 0", timeout=30).returncode == 0:
+        return
+    launch = getattr(provider, "launch_command", None)
+    if launch is None:
+        raise ToolScriptError("the OPTIMADE server is not running and this provider "
+                              "cannot start it")
+    db = f"{provider.paths['work']}/{DB_RELPATH}"
+    launch("optimade", ["/usr/bin/python3", "-S", "-c", BOOT, SERVER_SOURCE, db, str(PORT),
+                        "--", "/bin/true"])
+    if run(f"{probe} 120", timeout=150).returncode != 0:
+        raise ToolScriptError("the OPTIMADE server did not start again")
+
+
 class Adapter(ToolAdapter):
     program_zone = "agent"
     ready_timeout = 60.0
@@ -116,28 +136,10 @@ class Adapter(ToolAdapter):
         run = getattr(provider, "run_command", None)
         if run is None:
             raise ToolScriptError("this provider cannot run shell commands")
-        self._ensure_server(provider)
+        ensure_server(provider)
         result = run(code, timeout=timeout)
         if result.returncode != 0 or result.timed_out:
             raise ToolScriptError(f"oracle command failed ({result.returncode}): "
                                   f"{result.output[-800:]}")
         return result.output
 
-    def _ensure_server(self, provider: ChannelHost) -> None:
-        """Start the OPTIMADE server again when it no longer runs. The terminal and its server
-        live in the agent zone, which ends with every agent process whenever a final state is
-        collected: the audit's checkpoints (a no-op or negative scored part way through the
-        oracle's episode) stop it, and the oracle's next command still needs the server."""
-        run = provider.run_command
-        probe = f"/usr/bin/python3 -S -c {shlex.quote(PROBE)}"
-        if run(f"{probe} 0", timeout=30).returncode == 0:
-            return
-        launch = getattr(provider, "launch_command", None)
-        if launch is None:
-            raise ToolScriptError("the OPTIMADE server is not running and this provider "
-                                  "cannot start it")
-        db = f"{provider.paths['work']}/{DB_RELPATH}"
-        launch("optimade", ["/usr/bin/python3", "-S", "-c", BOOT, SERVER_SOURCE, db, str(PORT),
-                            "--", "/bin/true"])
-        if run(f"{probe} 120", timeout=150).returncode != 0:
-            raise ToolScriptError("the OPTIMADE server did not start again")

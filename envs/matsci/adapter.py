@@ -30,7 +30,6 @@ script language.
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -66,8 +65,6 @@ TERMINAL_GEOMETRY = "78x19+640+440"
 PLACE = {"fityk": LAYOUT["fityk"][:2]}
 TERMINAL = "matsci-terminal"
 TERMINAL_TIMEOUT = 90.0
-#: Exits 0 when the OPTIMADE server accepts connections, within argv[1] seconds.
-SERVER_PROBE = materials.PROBE
 
 
 class ScriptTargetError(ToolScriptError):
@@ -176,7 +173,6 @@ class Adapter(ToolAdapter):
         head, _, body = code.partition("\n")
         target = head.strip().rstrip(":")
         if target == "shell":
-            self._ensure_server(provider)
             return materials.Adapter.run_script(self, provider, body, timeout)
         sub = self._programs().get(target)
         if sub is None:
@@ -184,25 +180,3 @@ class Adapter(ToolAdapter):
                                     f"program ({', '.join(PROGRAMS)}, shell), not {head!r}")
         return sub.run_script(provider, body, timeout)
 
-    def _ensure_server(self, provider: ChannelHost) -> None:
-        """Start the OPTIMADE server again when it no longer answers. It runs in the agent
-        zone, which loses every process whenever a final state is collected: the audit's
-        checkpoints (the no-op and each negative that is a prefix of the oracle, scored part
-        way through the oracle's episode) stop it, and the oracle's next ``shell:`` step still
-        needs it. The terminal window is not restarted: oracles that go on after a checkpoint
-        use ``shell:`` steps, not the xterm."""
-        run = getattr(provider, "run_command", None)
-        if run is None:
-            raise ToolScriptError("this provider cannot run shell commands")
-        probe = f"/usr/bin/python3 -S -c {shlex.quote(SERVER_PROBE)}"
-        if run(f"{probe} 0", timeout=30).returncode == 0:
-            return
-        launch = getattr(provider, "launch_command", None)
-        if launch is None:
-            raise ToolScriptError("the OPTIMADE server is not running and this provider "
-                                  "cannot start it")
-        db = f"{provider.paths['work']}/{materials.DB_RELPATH}"
-        launch("optimade", ["/usr/bin/python3", "-S", "-c", materials.BOOT,
-                            materials.SERVER_SOURCE, db, str(materials.PORT), "--", "/bin/true"])
-        if run(f"{probe} 120", timeout=150).returncode != 0:
-            raise ToolScriptError("the OPTIMADE server did not start again")

@@ -250,6 +250,59 @@ def round_cell(work: Path, rng: np.random.Generator, path: str, n_small: int = 6
             "small_cx": sx + 0.5, "small_cy": sy + 0.5, "small_d": 2 * sr}
 
 
+def bleach_timecourse(work: Path, rng: np.random.Generator, path: str, frames: int,
+                      offset: int, x: int, y: int, w: int = 40, h: int = 40
+                      ) -> dict[str, Any]:
+    """A 16-bit time-lapse (``frames`` frames, an ImageJ hyperstack of frames) of a few
+    fluorescent cells that photobleach, recorded by a camera that adds a dark ``offset`` to
+    every pixel. The cell of interest fills the box x, y, w, h (the task's params name it);
+    the other cells bleach at other rates and lie outside the box.
+
+    Gold, as ImageJ gives it after Process > Math > Subtract (the offset, every frame; 16-bit
+    clips at 0): ``corrected`` (the whole corrected stack), the box's mean grey value per
+    frame (``profile``, what Measure Stack lists), its first and last values, their mean, the
+    fraction left at the end, and the same last value without the correction (for negatives).
+    """
+    hgt, wid = 224, 256
+    _check_box((hgt, wid), x, y, w, h)
+    yy, xx = np.mgrid[0:hgt, 0:wid]
+
+    def cell(cy: float, cx: float, ry: float, rx: float) -> np.ndarray:
+        angle = rng.uniform(0, np.pi)
+        dy, dx = yy - cy, xx - cx
+        u = dx * np.cos(angle) + dy * np.sin(angle)
+        v = -dx * np.sin(angle) + dy * np.cos(angle)
+        return ndi.gaussian_filter(((u / rx) ** 2 + (v / ry) ** 2 <= 1.0).astype(float), 1.5)
+
+    shapes = [cell(y + h / 2, x + w / 2, rng.uniform(0.3, 0.4) * h, rng.uniform(0.36, 0.45) * w)]
+    rates = [float(rng.uniform(0.05, 0.12))]
+    brightness = [float(rng.uniform(1800, 3000))]
+    tries = 0
+    while len(shapes) < 5 and tries < 10000:
+        tries += 1
+        cy, cx = rng.uniform(22, hgt - 22), rng.uniform(22, wid - 22)
+        if x - 24 < cx < x + w + 24 and y - 24 < cy < y + h + 24:
+            continue  # keep the box for the cell of interest alone
+        shapes.append(cell(cy, cx, rng.uniform(9, 15), rng.uniform(9, 15)))
+        rates.append(float(rng.uniform(0.01, 0.2)))
+        brightness.append(float(rng.uniform(800, 3000)))
+    base = 40.0 + 10.0 * ndi.gaussian_filter(rng.normal(0, 1, (hgt, wid)), 8)
+    stack = np.empty((frames, hgt, wid), np.uint16)
+    cells = list(zip(shapes, rates, brightness, strict=True))
+    for t in range(frames):
+        img = base + sum(b * np.exp(-k * t) * s for s, k, b in cells)
+        img = img + offset + rng.normal(0, 6, (hgt, wid))
+        stack[t] = np.clip(np.round(img), 0, 65535).astype(np.uint16)
+    tifffile.imwrite(work / path, stack, imagej=True, metadata={"axes": "TYX"})
+    corrected = np.clip(stack.astype(np.int64) - int(offset), 0, 65535).astype(np.uint16)
+    profile = [float(f[y:y + h, x:x + w].mean()) for f in corrected]
+    raw = [float(f[y:y + h, x:x + w].mean()) for f in stack]
+    return {"corrected": corrected, "profile": profile, "first": profile[0],
+            "last": profile[-1], "mean": float(np.mean(profile)),
+            "fraction_left": profile[-1] / profile[0], "raw_last": raw[-1],
+            "raw_mean": float(np.mean(raw)), "frames": int(frames)}
+
+
 GENERATORS = {
     "nuclei": nuclei,
     "nuclei_calibrated": nuclei_calibrated,
@@ -259,4 +312,5 @@ GENERATORS = {
     "blur_reference": blur_reference,
     "moon16": moon16,
     "round_cell": round_cell,
+    "bleach_timecourse": bleach_timecourse,
 }

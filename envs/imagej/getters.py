@@ -248,3 +248,64 @@ def imagej_mask_iou(state: FinalState, path: str, reference_path: str) -> float:
     gold = ref.planes[0].max(axis=2) != 0
     union = int((objects | gold).sum())
     return float((objects & gold).sum()) / union if union else 0.0
+
+
+def _plot_frame(dark: np.ndarray, label: str) -> tuple[int, int, int, int]:
+    """The axis frame of an ImageJ plot: the outermost rows and columns that are dark over more
+    than half the image (the frame's four lines; tick labels and grid lines are shorter or
+    grey). Raises GetterError when there is no such box."""
+    cols = np.nonzero(dark.mean(axis=0) > 0.5)[0]
+    rows = np.nonzero(dark.mean(axis=1) > 0.5)[0]
+    if len(cols) < 2 or len(rows) < 2 or cols[-1] - cols[0] < 20 or rows[-1] - rows[0] < 20:
+        raise GetterError(f"{label}: no plot frame found (an ImageJ plot draws a box of axes)")
+    return int(cols[0]), int(rows[0]), int(cols[-1]), int(rows[-1])
+
+
+_TICKS = 10  # pixels inside the frame that tick marks may cover
+
+
+@register("imagej_plot_curve")
+def imagej_plot_curve(state: FinalState, path: str, key: str | None = None) -> Any:
+    """The curve of a line plot ImageJ saved as an image (a Plot window saved as PNG or TIFF),
+    read from its pixels, as a dict or one key.
+
+    Keys: ``start`` and ``end``, the height of the black data line at the frame's left and right
+    edges as a fraction of the frame (0 bottom, 1 top; ImageJ fits the y range to the data, so
+    a decay from its maximum to its minimum gives about 1 and 0), ``drop`` (start - end) and
+    ``markers``, the number of red point markers drawn inside the frame (ImageJ's profile plots
+    mark every data point except those clipped at the frame's edges).
+    """
+    img = load_image(existing_file(state, path), path)
+    if img.planes.shape[0] != 1:
+        raise GetterError(f"{path}: a plot is one image, this is {img.describe()}")
+    plane = img.planes[0].astype(float)
+    if plane.shape[-1] == 1:
+        plane = np.repeat(plane, 3, axis=-1)
+    if img.planes.dtype != np.uint8:
+        raise GetterError(f"{path}: a saved plot is 8-bit RGB, this is {img.describe()}")
+    rgb = plane[..., :3]
+    dark = rgb.max(axis=2) < 80
+    x0, y0, x1, y1 = _plot_frame(dark, path)
+    inner = dark[y0 + 2:y1 - 1, x0 + 2:x1 - 1]
+    height = float(y1 - y0)
+
+    def edge_height(columns: range) -> float:
+        for c in columns:
+            ys = np.nonzero(inner[:, c])[0]
+            if len(ys):
+                return float(y1 - (y0 + 2 + ys.mean())) / height
+        raise GetterError(f"{path}: no data line inside the plot frame")
+
+    width = inner.shape[1]
+    # ImageJ draws tick marks inward from the frame (a few pixels): skip them
+    start = edge_height(range(_TICKS, width // 4))
+    end = edge_height(range(width - 1 - _TICKS, width - width // 4, -1))
+    red = (rgb[..., 0] > 150) & (rgb[..., 1] < 110) & (rgb[..., 2] < 110)
+    from scipy import ndimage
+
+    # a marker is a small circle the data line crosses: merge its pieces before counting
+    marks = ndimage.binary_dilation(red[y0 + 1:y1, x0 + 1:x1], iterations=2)
+    labels, n = ndimage.label(marks, structure=np.ones((3, 3)))
+    sizes = np.bincount(labels.ravel())[1:] if n else np.zeros(0)
+    out = {"start": start, "end": end, "drop": start - end, "markers": int((sizes >= 12).sum())}
+    return pick_key(path, out, key)

@@ -188,6 +188,59 @@ def test_nuclei_calibrated_separates_unit_mistakes(tmp_path):
     assert gold["mean_area_um2"] == pytest.approx(gold["mean_area"] * 0.65**2)
 
 
+def test_bleach_timecourse_gold_is_the_offset_corrected_box_mean(tmp_path):
+    gold = data.bleach_timecourse(tmp_path, np.random.default_rng(3), "b.tif", frames=14,
+                                  offset=200, x=60, y=50)
+    raw = tifffile.imread(tmp_path / "b.tif")
+    with tifffile.TiffFile(tmp_path / "b.tif") as tif:
+        assert tif.imagej_metadata["frames"] == 14  # a time-lapse, not a z-stack
+    assert raw.shape == (14, 224, 256) and raw.dtype == np.uint16
+    assert raw.min() > 200  # nothing clips at 0 once the offset is gone
+    box = raw[:, 50:90, 60:100].astype(float) - 200
+    assert gold["profile"] == pytest.approx(list(box.mean(axis=(1, 2))))
+    assert gold["raw_last"] - gold["last"] == pytest.approx(200)
+    # the cell in the box bleaches: its mean falls frame after frame
+    assert all(a > b for a, b in zip(gold["profile"], gold["profile"][1:], strict=False))
+    assert 0.1 < gold["fraction_left"] < 0.8
+
+
+def test_plot_curve_reads_a_decay_and_its_markers(tmp_path):
+    get = GETTERS["imagej_plot_curve"]
+    state = FinalState(work_dir=tmp_path)
+    write_plot_png(tmp_path / "decay.png", [1000 * 0.9 ** t for t in range(15)])
+    curve = get(state, "decay.png")
+    assert curve["start"] > 0.9 and curve["end"] < 0.1 and curve["drop"] > 0.8
+    assert curve["markers"] == 13
+    write_plot_png(tmp_path / "rise.png", [100 + 5 * t for t in range(10)])
+    assert get(state, "rise.png", key="drop") < -0.8
+    Image = pytest.importorskip("PIL.Image")
+    Image.new("RGB", (300, 200), "white").save(tmp_path / "blank.png")
+    with pytest.raises(GetterError, match="no plot frame"):
+        get(state, "blank.png")
+    tifffile.imwrite(tmp_path / "stack.tif", np.zeros((4, 50, 50), np.uint8), imagej=True)
+    with pytest.raises(GetterError, match="one image"):
+        get(state, "stack.tif")
+
+
+@pytest.mark.parametrize("spec_id", [s for s in SPEC_IDS if "long-horizon" in SPECS[s].tags])
+def test_long_horizon_tasks_are_staged_workflows(spec_id):
+    """Issue 19: 25-60 GUI steps on every variant, a step budget of at least 1.5x that, at least
+    three stages chained by blocks_from, and the input opened through the file dialog."""
+    spec = SPECS[spec_id]
+    assert spec.difficulty == "hard" and not spec.open
+    counts = []
+    for seed in SEEDS:
+        task = make_task(spec, seed, Path("/nonexistent"))
+        counts.append(task.oracle_steps)
+        assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+    stages = [c.get("stage") for c in spec.evaluator]
+    assert len(dict.fromkeys(stages)) >= 3
+    assert all(c.get("blocks_from") for c in spec.evaluator if c.get("stage") != stages[0])
+    gui = spec.gui_oracle
+    assert not any(isinstance(st, dict) and ("script" in st or "run" in st) for st in gui)
+    assert any(isinstance(st, dict) and st.get("read", {}).get("number") for st in gui)
+
+
 # --- imagej_roi ----------------------------------------------------------------------------
 
 
@@ -537,12 +590,71 @@ def _morphometry(task: Task, case: str, work: Path) -> tuple[str, dict, str | No
     return "done", app, f"{count} nuclei"
 
 
-#: Expected scores of the staged task's negatives (weights per stage: 2, 5, 5, 1 of 13).
-MORPHOMETRY_PARTIAL = {"stops-after-calibration": 2 / 13, "stops-after-measuring": 7 / 13,
-                       "stops-before-report": 12 / 13, "wrong-count-reported": 12 / 13}
+def write_plot_png(path: Path, values: list[float]) -> None:
+    """A profile plot as ImageJ saves one (696x405 RGB PNG): white, a black axis frame at
+    x 75..675 and y 17..357, the y range fitted to the data, a black data line and a red circle
+    on every point but the two at the frame's edges."""
+    from PIL import Image, ImageDraw
+
+    im = Image.new("RGB", (696, 405), "white")
+    draw = ImageDraw.Draw(im)
+    draw.rectangle((75, 17, 675, 357), outline="black")
+    lo, hi = min(values), max(values)
+    pts = [(75 + 600 * i / (len(values) - 1), 357 - 340 * (v - lo) / ((hi - lo) or 1))
+           for i, v in enumerate(values)]
+    for px, py in pts[1:-1]:
+        draw.ellipse((px - 3, py - 3, px + 3, py + 3), outline=(220, 0, 0))
+    draw.line(pts, fill="black")
+    for x in range(76, 83):  # tick marks drawn inward from the frame
+        draw.point([(x, 100), (x, 200), (x, 300), (675 - (x - 75), 150)], fill="black")
+    im.save(path, format="PNG")
+
+
+def _bleach(task: Task, case: str, work: Path) -> tuple[str, dict, str | None]:
+    """The time-course workflow: each stage negative stops where its name says; the others make
+    one mistake (measuring before correcting, correcting one frame only, the wrong box)."""
+    p, g = task.params, task.gold["bleach"]
+    raw = tifffile.imread(work / "bleach.tif").astype(np.int64)
+    corrected = np.clip(raw - p["offset"], 0, 65535)
+    if case == "first-frame-only-corrected":
+        corrected = raw.copy()
+        corrected[0] = np.clip(raw[0] - p["offset"], 0, 65535)
+    tifffile.imwrite(work / "bleach_corrected.tif", corrected.astype(np.uint16), imagej=True,
+                     metadata={"axes": "TYX"})
+    app = app_dump(task, work)
+    if case == "stops-after-correcting":
+        return "done", app, None
+    measured = raw if case == "measured-before-correcting" else corrected
+    x = p["x"] + 40 if case == "wrong-cell" else p["x"]
+    box = measured[:, p["y"]:p["y"] + 40, x:x + 40]
+    means = [float(f.mean()) for f in box]
+    write_results(work / "bleach_profile.csv", ["Area", "Mean", "Min", "Max", "Slice"],
+                  [[f.size, m, f.min(), f.max(), i + 1]
+                   for i, (f, m) in enumerate(zip(box, means, strict=True))])
+    if case == "stops-after-measuring":
+        return "done", app, None
+    if case != "no-plot":
+        write_plot_png(work / "bleach_profile.png", means)
+    assert case != "oracle" or means[0] == pytest.approx(g["first"])
+    return "done", app, f"{means[0]:.3f}"
+
+
+#: Expected scores of the staged tasks' negatives, by task (the stages' weights in comments).
+PARTIAL = {
+    # 2, 5, 5, 1 of 13
+    "nuclei-morphometry-report": {
+        "stops-after-calibration": 2 / 13, "stops-after-measuring": 7 / 13,
+        "stops-before-report": 12 / 13, "wrong-count-reported": 12 / 13},
+    # open-correct 3, measure 4, plot 2, report 1 of 10
+    "bleach-timecourse-report": {
+        "stops-after-correcting": 3 / 10, "stops-after-measuring": 7 / 10, "no-plot": 8 / 10,
+        "measured-before-correcting": 4 / 10, "wrong-cell": 4 / 10,
+        "first-frame-only-corrected": 0.0},
+}
 
 
 CASE_WRITERS = {"convert-crop": _convert_crop, "nuclei-morphometry-report": _morphometry,
+                "bleach-timecourse-report": _bleach,
                 "count-nuclei": _count_nuclei,
                 "nuclei-area-um2": _nuclei_um2, "draw-save-roi": _draw_roi,
                 "gaussian-blur-save": _gaussian, "measure-region-mean": _measure_region,
@@ -622,9 +734,9 @@ def test_oracle_negatives_start_and_placeholders(spec_id, tmp_path):
                     assert result.score == 1.0 and result.success, (case, result)
                 else:
                     assert not result.success, (case, result)
-                if spec.slug == "nuclei-morphometry-report" and case in MORPHOMETRY_PARTIAL:
-                    assert result.score == pytest.approx(MORPHOMETRY_PARTIAL[case]), (case,
-                                                                                      result)
+                if case in PARTIAL.get(spec.slug, {}):
+                    assert result.score == pytest.approx(PARTIAL[spec.slug][case]), (case,
+                                                                                     result)
             for label, make in placeholders(task, work).items():
                 case_work = fresh(label)
                 make(case_work)

@@ -193,6 +193,7 @@ class SciGUIEnv(gym.Env):
                              "the program running between episodes (use 0)")
         # Where the provider keeps no spares, the default 1 means none.
         self.pool_size = pool_size if cls.supports_pool else 0
+        self._expected: list[tuple[str, int]] = []  # announced by expect()
         self.pool_workers = pool_workers
         self.soft_reset, self._soft_in_a_row = soft_reset, 0
         # The program's internal state in info["state"] after reset and every step (POMDP
@@ -308,7 +309,7 @@ class SciGUIEnv(gym.Env):
         self._episode_over = False
         self._criteria = self.task.criteria()
         self._progress = self._cheap_score() if self.reward_mode == "dense" else 0.0
-        self._prefetch(seed, options)
+        self._prefetch(seed, options, (task_id, variant))
         info = {"task_id": task_id, "variant": variant,
                 "split": episode_split(self.task.spec, variant),
                 "instruction": self.task.instruction,
@@ -335,16 +336,22 @@ class SciGUIEnv(gym.Env):
         except Exception as exc:  # a busy or crashed program: say so, keep the episode
             info["state_error"] = f"{type(exc).__name__}: {exc}"
 
-    def _prefetch(self, seed: int | None, options: dict[str, Any]) -> None:
+    def _prefetch(self, seed: int | None, options: dict[str, Any],
+                  this: tuple[str, int]) -> None:
         """Tell the provider which variants the next resets most likely ask for, most likely
         first, as many as the pool holds.
 
-        After an unseeded reset: the next draws of the RNG (loops that seed once). After a
-        seeded one: seed + 1 (loops that seed every episode), the RNG's continuation (loops
+        What :meth:`expect` announced, if this reset was its first entry. Otherwise a guess:
+        after an unseeded reset, the next draws of the RNG (loops that seed once); after a
+        seeded one, seed + 1 (loops that seed every episode), the RNG's continuation (loops
         that seed only the first reset), the same seed again (replays of one variant), then
         further draws of the RNG.
         """
+        expected, self._expected = self._expected, []
         if not self.pool_size:
+            return
+        if len(expected) > 1 and expected[0] == this:
+            self._want(expected[1:])
             return
         ahead = copy.deepcopy(self.np_random)
         wanted = []
@@ -354,6 +361,29 @@ class SciGUIEnv(gym.Env):
                       self._draw(seeding.np_random(seed)[0], options)]
         while len(wanted) < self.pool_size:
             wanted.append(self._draw(ahead, options))
+        self._want(wanted)
+
+    def expect(self, episodes: list[tuple[str | None, int | None]]) -> None:
+        """Announce the coming resets, in order, as ``(task, seed)`` pairs (what
+        ``reset(seed=seed, options={"task": task})`` would get; None for either: the env's
+        fixed task or the RNG's continuation), so that the warm pool prepares exactly those
+        instead of guessing. For callers that know their schedule, such as the audit (the
+        same variant again for several cases, then the next) or an evaluation harness.
+
+        The pool starts on them at once (as many as it holds). When the next reset is the
+        first entry, the rest stay wished for, and an announcement of one more episode
+        before each reset keeps the pool a step ahead; any other reset, or one that leaves
+        nothing announced, goes back to guessing. A no-op without a pool."""
+        if not self.pool_size:
+            return
+        self._ensure_provider()
+        ahead = copy.deepcopy(self.np_random)
+        self._expected = [self._draw(ahead if seed is None else seeding.np_random(seed)[0],
+                                     {"task": task} if task else {})
+                          for task, seed in episodes]
+        self._want(self._expected)
+
+    def _want(self, wanted: list[tuple[str, int]]) -> None:
         generators, hints = self.adapter.generators, self.hints
         self.provider.prefetch(self.adapter, [
             (f"{task_id}#{variant}",

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from sciagent_gym.deps import DEBIAN_NAME
-from sciagent_gym.runs.audit import AuditReport, audit_tool
 from sciagent_gym.runs.audit import audit_cases as played_cases
+from sciagent_gym.runs.audit import audit_tool
+from sciagent_gym.runs.audit_report import AuditReport
 from sciagent_gym.tasks.spec import TaskSpec
 from sciagent_gym.tools import discover, load_tool_specs, tool_info
 

@@ -128,7 +128,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return cmd_audit_summary(args)
     from tqdm import tqdm
 
-    from sciagent_gym.runs.audit import audit_tool, write_json
+    from sciagent_gym.runs.audit import audit_tool
+    from sciagent_gym.runs.audit_report import write_json
     from sciagent_gym.tools import discover
 
     tools = [args.tool] if args.tool else sorted(discover())

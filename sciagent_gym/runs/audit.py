@@ -15,154 +15,21 @@ scored on the no-op's final state (the real start state, program state included)
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
 from sciagent_gym.evaluation import FinalState, evaluate
+from sciagent_gym.runs.audit_report import ORACLES, AuditReport, CaseResult, CrossResult
 from sciagent_gym.runs.cheats import generic_cheats, play_offline
 from sciagent_gym.tasks.steps import run_steps
 from sciagent_gym.tasks.task import Task
 from sciagent_gym.tools import tool_info
-
-#: The cases that must succeed with 1.0.
-ORACLES = ("oracle", "gui_oracle")
-
-
-@dataclass
-class CaseResult:
-    task_id: str
-    seed: int
-    case: str  # "oracle", "noop" or a negative's name
-    score: float
-    success: bool
-    ok: bool
-    failed_criteria: list[str]
-    seconds: float
-    error: str | None = None
-    noop_correct: bool = False  # a state-control variant whose right answer is to do nothing
-    modality: str = "gui"
-    limit: float = 0.0  # the highest score a cheat may earn
-    steps: int = 0  # step() calls the case made
-    gui: bool = False  # played through step() alone (a GUI oracle, or a GUI-only oracle)
-    shared: bool = False  # scored on the oracle's program start (see _play_sharing)
-
-    @property
-    def is_cheat(self) -> bool:
-        return self.case.startswith("cheat:")
-
-
-@dataclass
-class CrossResult:
-    state_task: str
-    evaluator_task: str
-    seed: int
-    score: float
-    success: bool
-
-
-@dataclass
-class AuditReport:
-    tool: str
-    seeds: list[int]
-    cases: list[CaseResult] = field(default_factory=list)
-    cross: list[CrossResult] = field(default_factory=list)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        # Success is the right decision for oracles, and for the no-op of a state-control
-        # variant whose toggles all start right (StaR's negative instruction).
-        def should(c: CaseResult) -> bool:
-            return c.case in ORACLES or ((c.case == "noop" or c.is_cheat) and c.noop_correct)
-
-        tp = sum(c.success for c in self.cases if should(c))
-        fn = sum(not c.success for c in self.cases if should(c))
-        fp = sum(c.success for c in self.cases if not should(c))
-        fp += sum(x.success for x in self.cross)
-        tn = sum(not c.success for c in self.cases if not should(c))
-        tn += sum(not x.success for x in self.cross)
-        return {"tp": tp, "fp": fp, "tn": tn, "fn": fn}
-
-    @property
-    def metrics(self) -> dict[str, float]:
-        c = self.counts
-        precision = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else 0.0
-        recall = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        return {"precision": precision, "recall": recall, "f1": f1}
-
-    @property
-    def passed(self) -> bool:
-        return all(c.ok for c in self.cases) and not any(x.success for x in self.cross)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "seeds": self.seeds, "passed": self.passed,
-                "counts": self.counts, "metrics": self.metrics,
-                "cases": [asdict(c) for c in self.cases],
-                "cross": [asdict(x) for x in self.cross]}
-
-    def table(self) -> str:
-        """One row per task: modality, oracle, no-op, negatives, cross-task false positives and
-        (when audited) cheats held and the best cheat score."""
-        cheats = any(c.is_cheat for c in self.cases)
-        head = (f"{'task':<38} {'modality':<8} {'oracle':>6} {'GUI':>5} {'steps':>5} "
-                f"{'no-op':>6} {'negatives':>9} {'cross FP':>8}")
-        lines = [f"audit of {self.tool} (seeds {', '.join(map(str, self.seeds))})",
-                 head + (f" {'cheats':>7} {'max':>5}" if cheats else "") + "  ok"]
-        for task_id in sorted({c.task_id for c in self.cases}):
-            mine = [c for c in self.cases if c.task_id == task_id]
-            oracle = [c for c in mine if c.case == "oracle"]
-            gui = [c for c in mine if c.gui]
-            noop = [c for c in mine if c.case == "noop"]
-            negs = [c for c in mine if c.case not in (*ORACLES, "noop") and not c.is_cheat]
-            tricks = [c for c in mine if c.is_cheat]
-            cross_fp = sum(x.success for x in self.cross if x.evaluator_task == task_id)
-            ok = all(c.ok for c in mine) and cross_fp == 0
-            row = (f"{task_id:<38} {mine[0].modality:<8} "
-                   f"{_worst(oracle, min):>6} {_worst(gui, min):>5} "
-                   f"{'-' if not gui else max(c.steps for c in gui):>5} {_worst(noop, max):>6} "
-                   f"{sum(not c.success for c in negs):>4}/{len(negs):<4} {cross_fp:>8}")
-            if cheats:
-                row += (f" {sum(c.ok for c in tricks):>3}/{len(tricks):<3} "
-                        f"{_worst(tricks, max):>5}")
-            lines.append(row + f"  {'yes' if ok else 'NO'}")
-        c, m = self.counts, self.metrics
-        gui = [c for c in self.cases if c.gui]
-        lines.append(f"GUI oracles: {sum(c.ok for c in gui)}/{len(gui)} at 1.0 "
-                     f"({len({c.task_id for c in gui})} of {len({c.task_id for c in self.cases})} "
-                     "tasks have one)")
-        lines.append(f"success decisions: tp={c['tp']} fp={c['fp']} tn={c['tn']} fn={c['fn']}  "
-                     f"precision={m['precision']:.3f} recall={m['recall']:.3f} "
-                     f"F1={m['f1']:.3f}")
-        if cheats:
-            tricks = [c for c in self.cases if c.is_cheat]
-            idle = sum(c.success for c in tricks if c.noop_correct)
-            lines.append(f"cheats held: {sum(c.ok for c in tricks)}/{len(tricks)}, "
-                         f"cheat successes: {sum(c.success for c in tricks) - idle}"
-                         + (f" (and {idle} on do-nothing variants, where doing nothing is right)"
-                            if idle else ""))
-        for modality in sorted({c.modality for c in self.cases}):
-            mine = [c for c in self.cases if c.modality == modality]
-            n_tasks = len({c.task_id for c in mine})
-            lines.append(f"modality {modality}: {n_tasks} tasks, "
-                         f"{sum(c.ok for c in mine)}/{len(mine)} cases as expected")
-        for case in self.cases:
-            if not case.ok:
-                lines.append(f"  FAILED {case.task_id} seed {case.seed} {case.case}: "
-                             f"score {case.score:.2f} success {case.success} "
-                             f"{case.error or ''} {case.failed_criteria}")
-        return "\n".join(lines)
-
-
-def _worst(cases: list[CaseResult], pick) -> str:
-    return f"{pick(c.score for c in cases):.2f}" if cases else "-"
 
 
 def _expected_ok(case: str, infeasible: bool, score: float, success: bool,
@@ -233,6 +100,19 @@ def _play_sharing(env: gym.Env, task_id: str, seed: int, candidates: list[str]):
     return base.evaluation, taken, shared
 
 
+def _prefix_cases(spec, candidates: list[str]) -> set[str]:
+    """Which of ``candidates`` :func:`_play_sharing` will most likely score on the oracle's
+    start, judged on the spec's steps before templating (for planning only)."""
+    oracle = list(spec.oracle)
+    out = set()
+    for name in candidates:
+        theirs = ["DONE"] if name == "noop" else list(spec.negatives[name])
+        k = len(theirs) - 1
+        if theirs and theirs[-1] == "DONE" and k <= len(oracle) and oracle[:k] == theirs[:k]:
+            out.add(name)
+    return out
+
+
 def audit_cases(spec, cheats: bool = False) -> list[str]:
     """The cases the audit plays for one task: the oracle, its GUI oracle where that is a
     different sequence, the no-op, each negative and (with ``cheats``) the spec's cheats."""
@@ -257,8 +137,8 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
     seeds = [int(s) for s in seeds]
     own_env = env is None
     if own_env:
-        # Audit episodes last well under a reset, so a warm pool would only compete for CPU.
-        make_kwargs.setdefault("pool_size", 0)
+        # One spare: the next case's program starts while this case plays.
+        make_kwargs.setdefault("pool_size", 1)
         env = gym.make(tool_info(tool).env_id, **make_kwargs)
     base = env.unwrapped
     task_ids = sorted(tasks) if tasks else base.task_ids
@@ -281,52 +161,68 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
                                        time.monotonic() - t0, error, noop_correct,
                                        base.modality, steps=taken, gui=gui, shared=shared))
 
+    plans = {}
+    for task_id in task_ids:
+        spec = base.specs[task_id]
+        played = audit_cases(spec, cheats)
+        if only is not None:
+            wanted = set(only)
+            if "gui_oracle" in wanted and spec.explicit_gui_oracle is None \
+                    and spec.gui_oracle is not None:
+                wanted.add("oracle")  # this task's oracle is its GUI oracle
+            played = [c for c in played if c in wanted]
+        sharable = [c for c in played if c == "noop" or c in spec.negatives] \
+            if share_starts and "oracle" in played else []
+        plans[task_id] = (spec, played, sharable)
+    # Every case in order; cases scored on their oracle's start are marked done as they are.
+    schedule = [(task_id, seed, case) for task_id in task_ids for seed in seeds
+                for case in plans[task_id][1]]
+    done: set[tuple[str, int, str]] = set()
+
+    def announce(i: int) -> None:
+        """Tell the warm pool (if the env has one) this case's variant and the next case's
+        that will need a program start, so that the next is prepared while this one plays."""
+        likely_shared = {(t, s, c) for t, s, c in schedule[i:]
+                         if c in _prefix_cases(plans[t][0], plans[t][2])}
+        upcoming = [(t, s) for t, s, c in schedule[i + 1:]
+                    if (t, s, c) not in done and (t, s, c) not in likely_shared]
+        if hasattr(base, "expect"):
+            base.expect([schedule[i][:2], *upcoming[:1]])
+
     try:
-        for task_id in task_ids:
-            spec = base.specs[task_id]
-            played = audit_cases(spec, cheats)
-            if only is not None:
-                wanted = set(only)
-                if "gui_oracle" in wanted and spec.explicit_gui_oracle is None \
-                        and spec.gui_oracle is not None:
-                    wanted.add("oracle")  # this task's oracle is its GUI oracle
-                played = [c for c in played if c in wanted]
-            sharable = [c for c in played if c == "noop" or c in spec.negatives] \
-                if share_starts and "oracle" in played else []
-            for seed in seeds:
-                done: set[str] = set()
-                for case in played:
-                    if case in done:
-                        continue
-                    if progress:
-                        progress(f"{task_id} seed {seed} {case}")
-                    t0 = time.monotonic()
-                    shared: dict[str, tuple] = {}
-                    try:
-                        if case == "oracle" and sharable:
-                            ev, taken, shared = _play_sharing(env, task_id, seed, sharable)
-                        else:
-                            ev, taken = _play(env, task_id, case, seed)
-                        error = None
-                    except Exception as exc:  # a broken oracle is an audit finding
-                        ev, taken, error = None, 0, f"{type(exc).__name__}: {exc}"
-                    record(task_id, seed, case, spec, ev, taken, error, t0)
-                    if case == "oracle" and error is None:
-                        oracle_states[(task_id, seed)] = base.final_state.save(
-                            keep / f"{task_id.replace('/', '_')}-{seed}")
-                    if case == "noop" and cheats and error is None:
-                        report.cases += _generic_cheats(base, spec, seed, ev.score,
-                                                        base.final_state, keep)
-                    # The cases scored on the oracle's start, in their usual order; the
-                    # no-op's state (still the env's own) serves the generic cheats too.
-                    for name in (c for c in played if c in shared):
-                        sev, staken, state, seconds = shared[name]
-                        record(task_id, seed, name, spec, sev, staken, None,
-                               time.monotonic() - seconds, shared=True)
-                        done.add(name)
-                        if name == "noop" and cheats:
-                            report.cases += _generic_cheats(base, spec, seed, sev.score,
-                                                            state, keep)
+        for i, (task_id, seed, case) in enumerate(schedule):
+            spec, played, sharable = plans[task_id]
+            if (task_id, seed, case) in done:
+                continue
+            if progress:
+                progress(f"{task_id} seed {seed} {case}")
+            announce(i)
+            t0 = time.monotonic()
+            shared: dict[str, tuple] = {}
+            try:
+                if case == "oracle" and sharable:
+                    ev, taken, shared = _play_sharing(env, task_id, seed, sharable)
+                else:
+                    ev, taken = _play(env, task_id, case, seed)
+                error = None
+            except Exception as exc:  # a broken oracle is an audit finding
+                ev, taken, error = None, 0, f"{type(exc).__name__}: {exc}"
+            record(task_id, seed, case, spec, ev, taken, error, t0)
+            if case == "oracle" and error is None:
+                oracle_states[(task_id, seed)] = base.final_state.save(
+                    keep / f"{task_id.replace('/', '_')}-{seed}")
+            if case == "noop" and cheats and error is None:
+                report.cases += _generic_cheats(base, spec, seed, ev.score,
+                                                base.final_state, keep)
+            # The cases scored on the oracle's start, in their usual order; the no-op's
+            # state (still the env's own) serves the generic cheats too.
+            for name in (c for c in played if c in shared):
+                sev, staken, state, seconds = shared[name]
+                record(task_id, seed, name, spec, sev, staken, None,
+                       time.monotonic() - seconds, shared=True)
+                done.add((task_id, seed, name))
+                if name == "noop" and cheats:
+                    report.cases += _generic_cheats(base, spec, seed, sev.score, state, keep)
         if cross:
             report.cross = _cross_matrix(base, task_ids, oracle_states, progress)
     finally:
@@ -377,9 +273,3 @@ def _cross_matrix(base, task_ids: list[str], states: dict[tuple[str, int], Path]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return out
-
-
-def write_json(report: AuditReport, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report.to_dict(), indent=2))

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from sciagent_gym.runs.audit import ORACLES, AuditReport, CaseResult, CrossResult
+from sciagent_gym.runs.audit_report import ORACLES, AuditReport, CaseResult, CrossResult
 
 HEADER = ("| tool | tasks | oracle 1.0 | GUI oracle 1.0 | no-op 0 | negatives fail "
           "| cross-task F1 | cheats held | best cheat score | cheat successes "

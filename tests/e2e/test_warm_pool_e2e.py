@@ -71,3 +71,28 @@ def test_two_workers_prepare_the_next_two_unseeded_resets():
         env.close()
         reference.close()
     assert processes.live_processes() == []
+
+
+def test_expect_prepares_the_announced_episode_instead_of_the_guess():
+    """The default guess after reset(seed=5) is seed 6; a caller that knows it replays seed 5
+    of another task (the audit's next case) says so, and that reset is the warm one."""
+    env = gym.make("SciGUI-ImageJ-v0", pool_size=1)
+    reference = gym.make("SciGUI-ImageJ-v0", pool_size=0)
+    try:
+        env.reset(seed=5, options={"task": "count-nuclei"})
+        env.unwrapped.expect([("set-scale", 5)])
+        _wait_prepared(env)
+        _, info = env.reset(seed=5, options={"task": "set-scale"})
+        _, ref = reference.reset(seed=5, options={"task": "set-scale"})
+        assert info["timings"]["warm"] == 1.0
+        assert (info["task_id"], info["variant"], info["instruction"]) == \
+            (ref["task_id"], ref["variant"], ref["instruction"])
+        env.unwrapped.expect([(None, 9)])  # no task fixed: what the RNG seeded 9 draws
+        _wait_prepared(env)
+        _, info = env.reset(seed=9)
+        assert info["timings"]["warm"] == 1.0
+        assert env.unwrapped.provider.pool.errors == []
+    finally:
+        env.close()
+        reference.close()
+    assert processes.live_processes() == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from sciagent_gym.cli.main import main
-from sciagent_gym.runs.audit import AuditReport, CaseResult, CrossResult, write_json
+from sciagent_gym.runs.audit_report import AuditReport, CaseResult, CrossResult, write_json
 from sciagent_gym.runs.audit_summary import HEADER, load_report, summary_row
 
 

@@ -11,7 +11,8 @@ import pytest
 from PIL import Image
 
 from sciagent_gym.evaluation import FinalState, parse_criteria
-from sciagent_gym.runs.audit import AuditReport, CaseResult, _expected_ok
+from sciagent_gym.runs.audit import _expected_ok
+from sciagent_gym.runs.audit_report import AuditReport, CaseResult
 from sciagent_gym.runs.cheats import (
     PLACEHOLDER_LIMIT,
     generic_cheats,

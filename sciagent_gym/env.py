@@ -33,8 +33,9 @@ from sciagent_gym.evaluation.cost import is_cheap
 from sciagent_gym.processes import close_at_exit, owned_tempdir
 from sciagent_gym.providers.base import Provider
 from sciagent_gym.safe_fs import freeze_copy
+from sciagent_gym.tasks.queries import query_index
 from sciagent_gym.tasks.spec import CLI_MODALITIES, MODALITIES, TaskSpec
-from sciagent_gym.tasks.task import HELDOUT_SPLIT, SPLITS, Task, episode_split, split_of
+from sciagent_gym.tasks.task import HELDOUT_SPLIT, SPLITS, Task, episode_split, variant_split
 from sciagent_gym.timings import Timings
 from sciagent_gym.tools import load_adapter, load_tool_specs
 
@@ -80,7 +81,8 @@ class SciGUIEnv(gym.Env):
             ``evaluation.cost``) with every criterion's weight in the total; the final step adds
             the rest, so an episode's rewards sum to its final partial score.
         split: ``None`` (all variants and tasks), ``"train"``/``"val"``/``"test"``: reset only
-            draws variant seeds of that split (a fixed 80/10/10 hash of task id and seed) of
+            draws variant seeds of that split (a fixed 80/10/10 hash of task id and seed; for a
+            task with a query pool, its queries' fixed split in ST-Bench's proportions) of
             the tasks that are not held out, or ``"heldout-tasks"``: only the held-out task
             families (spec ``heldout: true``, about 15% of each tool's, chosen once), any seed,
             to report generalisation to tasks never trained on.
@@ -282,14 +284,26 @@ class SciGUIEnv(gym.Env):
             else self._fixed_task
         if task_id is None:
             task_id = self.task_ids[int(rng.integers(len(self.task_ids)))]
+        spec = self.specs[task_id]
+        if "query" in options:
+            return task_id, query_index(task_id, spec.queries, options["query"])
         if "variant" in options:
-            return task_id, int(options["variant"])
-        variant = int(rng.integers(2**31 - 1))
-        while self.split in SPLITS and split_of(task_id, variant) != self.split:
-            variant = int(rng.integers(2**31 - 1))
+            variant = int(options["variant"])
+            if spec.queries:  # checked before the running episode is given up
+                variant = query_index(task_id, spec.queries, variant)
+            return task_id, variant
+        # a query pool's variants are its query indices; other specs' any seed
+        space = len(spec.queries) or 2**31 - 1
+        variant = int(rng.integers(space))
+        while self.split in SPLITS and variant_split(spec, variant) != self.split:
+            variant = int(rng.integers(space))
         return task_id, variant
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start an episode. ``options``: ``task`` (an id; else the env's or a drawn one),
+        ``variant`` (a seed for the task's parameters and data; else drawn from the RNG) or,
+        for a task with a query pool, ``query`` (a query id). Returns (observation, info);
+        info names the task, variant, split and instruction."""
         super().reset(seed=seed)
         options = dict(options or {})
         task_id, variant = self._draw(self.np_random, options)
@@ -317,6 +331,8 @@ class SciGUIEnv(gym.Env):
                 "modality": self.modality, "cli_allowed": self.cli_allowed,
                 "oracle_steps": self.task.oracle_steps,
                 "timings": Timings(provider.last_reset_timings)}
+        if self.task.spec.queries:
+            info["query"] = self.task.params["query"]
         if self.expose_state:
             self._expose_state(info)
         return self._observation(), info

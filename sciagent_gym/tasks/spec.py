@@ -46,6 +46,9 @@ Schema (fields marked * are required)::
     infeasible   true when FAIL is the right answer
     hints        workflow hints (menu paths, commands) appended to the instruction when the env
                  is made with ``hints=True`` (MatToolBench's with/without-hints ablation)
+    queries      [{"id", "scope", "params"}, ...]: a fixed query pool (ST-Bench): the variants
+                 are the query indices, each with its own params and a split fixed by its id
+                 (see sciagent_gym.tasks.queries)
 
 A step is a pyautogui/CLI action string, {"action": {...}}, {"script": "<tool script>"} (run
 through the tool's own scripting channel), {"run": "<shell>"} (run in the sandbox),
@@ -86,6 +89,7 @@ from typing import Any
 from sciagent_gym.errors import TaskSpecError
 from sciagent_gym.evaluation import Criterion, SpecError
 from sciagent_gym.evaluation.stages import flatten_evaluator
+from sciagent_gym.tasks.queries import check_queries
 from sciagent_gym.tasks.step_schema import _check_steps, _require, gui_only
 
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -95,7 +99,8 @@ MODALITIES = ("gui", "gui+cli", "code")
 CLI_MODALITIES = ("gui+cli", "code")
 _TOP_FIELDS = {"id", "tool", "title", "instruction", "difficulty", "tags", "max_steps",
                "modality", "cli_timeout", "params", "setup", "evaluator", "oracle", "negatives",
-               "gui_oracle", "cheats", "infeasible", "notes", "hints", "toggles", "heldout"}
+               "gui_oracle", "cheats", "infeasible", "notes", "hints", "toggles", "heldout",
+               "queries"}
 _SETUP_FIELDS = {"generate", "open", "protect", "script"}
 _TOGGLE_FIELDS = {"name", "initial", "target", "box", "credit"}
 
@@ -131,6 +136,7 @@ class TaskSpec:
     toggles: tuple[dict[str, Any], ...] = ()
     cheats: dict[str, list[Any]] = field(default_factory=dict)
     heldout: bool = False
+    queries: tuple[dict[str, Any], ...] = ()
     source: str = "<dict>"
     explicit_gui_oracle: tuple[Any, ...] | None = None
 
@@ -250,6 +256,7 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
                  "a cheat is what an agent can do: action strings or {action: ...} only")
     _require(isinstance(data.get("heldout", False), bool), source, "heldout",
              "must be true or false")
+    queries = check_queries(data["queries"], source) if "queries" in data else ()
     gui_oracle = data.get("gui_oracle")
     if gui_oracle is not None:
         _check_steps(gui_oracle, source, "gui_oracle", toggles)
@@ -264,7 +271,7 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
         id=data["id"], tool=data["tool"], title=data["title"], instruction=data["instruction"],
         difficulty=data["difficulty"], evaluator=criteria, oracle=data["oracle"],
         negatives=negatives, tags=tuple(data.get("tags", ())), max_steps=max_steps,
-        modality=modality, cheats=cheats, heldout=data.get("heldout", False),
+        modality=modality, cheats=cheats, heldout=data.get("heldout", False), queries=queries,
         cli_timeout=float(data.get("cli_timeout", 30.0)), params=params,
         generate=tuple(generators), open=tuple(setup.get("open", ())),
         protect=tuple(setup.get("protect", ())), infeasible=bool(data.get("infeasible", False)),
@@ -302,8 +309,11 @@ def count_variants(spec: TaskSpec) -> int | None:
     """Distinct parameter combinations, or None when a float range makes them unbounded.
 
     Every seed also draws new input data when the spec has generators, so the number of
-    distinct episodes is larger still; this counts what the instruction can say.
+    distinct episodes is larger still; this counts what the instruction can say. A query pool
+    has exactly its queries.
     """
+    if spec.queries:
+        return len(spec.queries)
     total = 1
     for p in spec.params.values():
         if not isinstance(p, dict):

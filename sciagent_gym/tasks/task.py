@@ -14,6 +14,7 @@ import tifffile
 
 from sciagent_gym.evaluation import Criterion
 from sciagent_gym.processes import owned_tempdir
+from sciagent_gym.tasks.queries import query_params, query_split
 from sciagent_gym.tasks.spec import TaskSpec, TaskSpecError
 from sciagent_gym.tasks.step_schema import count_oracle_steps
 from sciagent_gym.tasks.templating import resolve
@@ -37,10 +38,17 @@ def split_of(task_id: str, variant: int) -> str:
     return "test"
 
 
+def variant_split(spec: TaskSpec, variant: int) -> str:
+    """The seed split of a variant: its query's for a query pool, else :func:`split_of`."""
+    if spec.queries:
+        return query_split(spec.id, spec.queries, variant)
+    return split_of(spec.id, variant)
+
+
 def episode_split(spec: TaskSpec, variant: int) -> str:
     """The split an episode counts under: a held-out task family's variants are all
-    "heldout-tasks" (no seed split draws them); other tasks' by :func:`split_of`."""
-    return HELDOUT_SPLIT if spec.heldout else split_of(spec.id, variant)
+    "heldout-tasks" (no seed split draws them); other tasks' by :func:`variant_split`."""
+    return HELDOUT_SPLIT if spec.heldout else variant_split(spec, variant)
 
 
 def sample_params(spec: TaskSpec, seed: int) -> dict[str, Any]:
@@ -71,6 +79,8 @@ class Task:
                  paths: dict[str, str], hints: bool = False) -> None:
         self.spec, self.seed = spec, int(seed)
         self.params = sample_params(spec, self.seed)
+        if spec.queries:
+            self.params.update(query_params(spec.queries, self.seed, spec.id))
         self._generators = generators
         self.paths = dict(paths)
         self.gold: dict[str, Any] = {}

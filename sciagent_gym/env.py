@@ -28,7 +28,13 @@ from sciagent_gym.actions.parse import parse_action
 from sciagent_gym.actions.space import make_action_space
 from sciagent_gym.actions.text_space import UnicodeText
 from sciagent_gym.controller.settle import SettleConfig
-from sciagent_gym.evaluation import EvaluationResult, FinalState, commands_needed, evaluate
+from sciagent_gym.evaluation import (
+    EvaluationResult,
+    FinalState,
+    commands_needed,
+    evaluate,
+    stbench_reward,
+)
 from sciagent_gym.evaluation.cost import is_cheap
 from sciagent_gym.processes import close_at_exit, owned_tempdir
 from sciagent_gym.providers.base import Provider
@@ -40,7 +46,7 @@ from sciagent_gym.timings import Timings
 from sciagent_gym.tools import load_adapter, load_tool_specs
 
 PROVIDERS = ("local", "qemu", "remote", "fake")
-REWARD_MODES = ("partial", "binary", "dense")
+REWARD_MODES = ("partial", "binary", "dense", "stbench")
 MAX_INSTRUCTION = 4096
 MAX_TERMINAL = 16384
 MAX_WAIT = 10.0
@@ -79,7 +85,10 @@ class SciGUIEnv(gym.Env):
             or ``"dense"``: after every step, the change in a progress score computed from the
             cheap criteria only (files, tables, status, windows, pixels; see
             ``evaluation.cost``) with every criterion's weight in the total; the final step adds
-            the rest, so an episode's rewards sum to its final partial score.
+            the rest, so an episode's rewards sum to its final partial score. ``"stbench"``:
+            ST-Bench's continuous training reward at the end (tasks whose metrics are
+            ``stbench_target`` criteria; see ``evaluation.stbench_criteria``), with its
+            per-metric breakdown in ``info["stbench"]``.
         split: ``None`` (all variants and tasks), ``"train"``/``"val"``/``"test"``: reset only
             draws variant seeds of that split (a fixed 80/10/10 hash of task id and seed; for a
             task with a query pool, its queries' fixed split in ST-Bench's proportions) of
@@ -217,6 +226,7 @@ class SciGUIEnv(gym.Env):
         #: What the last freeze copied and left out (``safe_fs.FreezeReport.to_dict``).
         self.freeze_report: dict | None = None
         self.evaluation: EvaluationResult | None = None
+        self._stbench = None  # the stbench reward's breakdown, with reward="stbench"
         self._criteria: list = []
         self._frozen: list[Path] = []  # private copies of work dirs the evaluator read
         self._frame = np.zeros((self.height, self.width, 3), np.uint8)
@@ -307,6 +317,11 @@ class SciGUIEnv(gym.Env):
         super().reset(seed=seed)
         options = dict(options or {})
         task_id, variant = self._draw(self.np_random, options)
+        if self.reward_mode == "stbench" and not any(
+                c.get("check", {}).get("op") == "stbench_target"
+                for c in self.specs[task_id].evaluator):
+            raise ValueError(f"reward='stbench' needs a task whose metrics are stbench_target "
+                             f"criteria; {task_id} has none")
         provider = self._ensure_provider()
         if self.task is not None:
             self.task.cleanup()
@@ -319,7 +334,7 @@ class SciGUIEnv(gym.Env):
         self._terminal = ""
         self._answer = None
         self._steps = 0
-        self.final_state = self.evaluation = None
+        self.final_state = self.evaluation = self._stbench = None
         self._episode_over = False
         self._criteria = self.task.criteria()
         self._progress = self._cheap_score() if self.reward_mode == "dense" else 0.0
@@ -460,6 +475,8 @@ class SciGUIEnv(gym.Env):
         if terminated or truncated:
             reward = self._finish(status)
             info["evaluation"] = self.evaluation.to_dict()
+            if self._stbench is not None:
+                info["stbench"] = self._stbench.to_dict()
             info["end"] = status  # "done", "fail", "truncated" (step budget) or "crashed"
         elif self.reward_mode == "dense":
             progress = self._cheap_score()
@@ -512,6 +529,9 @@ class SciGUIEnv(gym.Env):
         self._episode_over = True
         self.final_state = self.collect_final_state(status)
         self.evaluation = evaluate(self._criteria, self.final_state)
+        if self.reward_mode == "stbench":
+            self._stbench = stbench_reward(self._criteria, self.final_state)
+            return self._stbench.score if self._stbench is not None else 0.0
         if self.reward_mode == "binary":
             return 1.0 if self.evaluation.success else 0.0
         if self.reward_mode == "dense":

@@ -207,7 +207,8 @@ def test_capabilities_are_declared_per_class():
 # -- reward modes --------------------------------------------------------------------------------
 
 def test_reward_modes_are_the_ones_tested():
-    assert set(REWARD_MODES) == {"partial", "binary", "dense"}
+    # "stbench" is tested in test_stbench_reward_mode.py (it needs a query's metric criteria)
+    assert set(REWARD_MODES) == {"partial", "binary", "dense", "stbench"}
 
 
 @pytest.mark.parametrize("mode, answer_only, everything", [

@@ -87,8 +87,8 @@ class SciGUIEnv(gym.Env):
             ``evaluation.cost``) with every criterion's weight in the total; the final step adds
             the rest, so an episode's rewards sum to its final partial score. ``"stbench"``:
             ST-Bench's continuous training reward at the end (tasks whose metrics are
-            ``stbench_target`` criteria; see ``evaluation.stbench_criteria``), with its
-            per-metric breakdown in ``info["stbench"]``.
+            ``stbench_target`` criteria; see ``evaluation.stbench_criteria``). Such tasks
+            put its per-metric breakdown in the final ``info["stbench"]`` in every mode.
         split: ``None`` (all variants and tasks), ``"train"``/``"val"``/``"test"``: reset only
             draws variant seeds of that split (a fixed 80/10/10 hash of task id and seed; for a
             task with a query pool, its queries' fixed split in ST-Bench's proportions) of
@@ -226,7 +226,7 @@ class SciGUIEnv(gym.Env):
         #: What the last freeze copied and left out (``safe_fs.FreezeReport.to_dict``).
         self.freeze_report: dict | None = None
         self.evaluation: EvaluationResult | None = None
-        self._stbench = None  # the stbench reward's breakdown, with reward="stbench"
+        self._stbench = None  # the ST-Bench reward's breakdown (tasks with stbench_target)
         self._criteria: list = []
         self._frozen: list[Path] = []  # private copies of work dirs the evaluator read
         self._frame = np.zeros((self.height, self.width, 3), np.uint8)
@@ -529,8 +529,10 @@ class SciGUIEnv(gym.Env):
         self._episode_over = True
         self.final_state = self.collect_final_state(status)
         self.evaluation = evaluate(self._criteria, self.final_state)
+        # a query's metrics (ST-Bench) also get the training reward's breakdown, whatever the
+        # reward mode: reports rebuild ST-Bench's evaluation metrics from it
+        self._stbench = stbench_reward(self._criteria, self.final_state)
         if self.reward_mode == "stbench":
-            self._stbench = stbench_reward(self._criteria, self.final_state)
             return self._stbench.score if self._stbench is not None else 0.0
         if self.reward_mode == "binary":
             return 1.0 if self.evaluation.success else 0.0

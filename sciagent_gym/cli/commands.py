@@ -226,10 +226,18 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(f"wrote {out / 'report.csv'} and {out / 'report.png'}")
         return 0
     metrics = episode_metrics(results)
+    stbench = _stbench_summary(results, args.baseline)
+    if stbench is not None:
+        metrics["stbench"] = stbench
     if args.json:
         print(json.dumps(metrics, indent=2, default=str))
     else:
         print(format_table(metrics))
+        if stbench is not None:
+            from sciagent_gym.runs.stbench_report import format_stbench
+
+            print()
+            print(format_stbench(stbench))
     out = Path(args.out or args.run_dir[0])
     out.mkdir(parents=True, exist_ok=True)
     write_csv(metrics, out / "report.csv")
@@ -237,6 +245,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"wrote {out / 'report.csv'} and {out / 'report.png'}")
     return 0
+
+
+def _stbench_summary(results: list, baseline: str | None) -> dict | None:
+    """ST-Bench's evaluation of the episodes that scored its metrics (None when none did),
+    against ``baseline``'s episodes when a baseline run directory is given."""
+    from sciagent_gym.runs.reports import load_results
+    from sciagent_gym.runs.stbench_report import query_records, stbench_summary
+
+    records = query_records(results)
+    if not records:
+        if baseline:
+            raise ValueError("--baseline compares ST-Bench queries, and these runs have none")
+        return None
+    base = query_records(load_results(baseline)) if baseline else None
+    if baseline and not base:
+        raise ValueError(f"--baseline {baseline}: no ST-Bench queries there")
+    return stbench_summary(records, base)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

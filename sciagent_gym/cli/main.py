@@ -139,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", nargs="+")
     p.add_argument("--out", help="where report.csv and report.png go (default: first run dir)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--baseline", metavar="RUN_DIR",
+                   help="ST-Bench queries: win rate, gain and cost ratios against this run")
     p.set_defaults(func=commands.cmd_report)
 
     p = sub.add_parser("bench", help="reset/step speed, episodes per hour, vector throughput, "

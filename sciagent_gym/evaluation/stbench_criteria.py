@@ -13,6 +13,7 @@ criteria with no gate applied, which ``reward="stbench"`` pays. One definition, 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sciagent_gym.errors import ParamError
@@ -77,19 +78,54 @@ def stbench_realistic(value: Any, names: list[str]) -> tuple[bool, str]:
     return ok, "realistic output" if ok else f"defensive or missing output: {fmt(value)}"
 
 
-def stbench_reward(criteria: Sequence[Criterion], state: FinalState) -> QueryReward | None:
+@dataclass(frozen=True)
+class StbenchOutcome:
+    """A query's training reward with what it was scored against: each metric's definition
+    (target, polarity, reference) beside its reward, and whether the report passed the
+    realistic filter (None without a ``stbench_realistic`` criterion). Enough to rebuild the
+    query for ST-Bench's evaluation metrics from a run's results."""
+
+    reward: QueryReward
+    metrics: tuple[Metric, ...]
+    realistic: bool | None
+
+    @property
+    def score(self) -> float:
+        return self.reward.score
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.reward.to_dict()
+        out["metrics"] = [{**r, "definition": m.to_dict()}
+                          for r, m in zip(out["metrics"], self.metrics, strict=True)]
+        out["realistic"] = self.realistic
+        return out
+
+
+def _read(c: Criterion, state: FinalState) -> tuple[bool, Any]:
+    try:
+        return True, GETTERS[c.getter](state, **c.getter_params)
+    except Exception:  # unreadable: not reported
+        return False, None
+
+
+def stbench_reward(criteria: Sequence[Criterion], state: FinalState) -> StbenchOutcome | None:
     """ST-Bench's training reward of the final state: the mean over the ``stbench_target``
     criteria of ``0.10 sanity + 0.40 target + 0.50 reference`` (see
     :mod:`sciagent_gym.evaluation.stbench`), each metric named after its criterion. A value
     the getter cannot read counts as not reported (0). None when no criterion is a metric."""
     metrics: list[Metric] = []
     reported: dict[str, Any] = {}
+    realistic: bool | None = None
     for c in criteria:
+        if c.check == REALISTIC and realistic is None:
+            ok, value = _read(c, state)
+            realistic = ok and stbench_realistic(value, **c.check_params)[0]
         if c.check != TARGET:
             continue
         metrics.append(_metric(c.name, c.check_params))
-        try:
-            reported[c.name] = GETTERS[c.getter](state, **c.getter_params)
-        except Exception:  # unreadable: the metric was not reported
-            continue
-    return score_query(metrics, reported) if metrics else None
+        ok, value = _read(c, state)
+        if ok:
+            reported[c.name] = value
+    if not metrics:
+        return None
+    return StbenchOutcome(score_query(metrics, reported), tuple(metrics), realistic)

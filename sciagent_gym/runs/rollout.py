@@ -72,6 +72,8 @@ class EpisodeResult:
     modality: str = ""  # what the agent could use: gui, gui+cli or code
     oracle_steps: int | None = None  # the GUI oracle's step count on this variant (Steps* ref)
     demo: str | None = None  # the demonstration a prompt agent was shown (its directory)
+    query: str | None = None  # the query's id, for a task with a query pool (ST-Bench)
+    stbench: dict[str, Any] | None = None  # its metrics' breakdown (info["stbench"])
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -255,6 +257,8 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
         paths=dict(base.provider.paths),
         agent=agent.usage.to_dict() if policy == "vlm" else {},
         modality=base.modality, oracle_steps=base.task.oracle_steps, demo=demo_used,
+        query=base.task.params.get("query") if base.task.spec.queries else None,
+        stbench=info.get("stbench"),
     )
     if out_dir is not None:
         (out_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2,

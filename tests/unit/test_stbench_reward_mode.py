@@ -97,9 +97,22 @@ def test_no_report_and_a_wrong_type_score_zero():
     assert (r, partial) == (0.0, 0.0)
 
 
-def test_partial_mode_is_unchanged_and_has_no_breakdown():
-    r, partial, breakdown, _ = play(lambda t: {"total": t / 2, "error": 0.4}, reward="partial")
-    assert r == partial == 1.0 and breakdown is None
+def test_partial_mode_pays_the_absolute_score_and_still_reports_the_breakdown():
+    r, partial, breakdown, total = play(lambda t: {"total": t / 2, "error": 0.4},
+                                        reward="partial")
+    assert r == partial == 1.0
+    # what a report needs to rebuild the query: each metric's value and definition
+    assert breakdown["realistic"] is True
+    assert breakdown["score"] == pytest.approx((0.75 + 0.75) / 2)
+    by_name = {m["name"]: m for m in breakdown["metrics"]}
+    assert by_name["total"]["value"] == pytest.approx(total / 2)
+    assert by_name["total"]["definition"] == {"name": "total", "target": "> 0",
+                                              "higher_is_better": True, "reference": total}
+    assert by_name["error"]["definition"]["higher_is_better"] is False
+
+
+def test_defensive_report_is_not_realistic_in_the_breakdown():
+    assert play({"total": 0, "error": 0})[2]["realistic"] is False
 
 
 def test_stbench_reward_needs_metric_criteria():

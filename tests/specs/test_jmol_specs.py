@@ -195,9 +195,11 @@ def _block_dump(work: Path, gold: dict, lattice: list[int] | None) -> dict:
 
 @pytest.mark.parametrize(("spec_id", "block", "expected"), [
     ("jmol/supercell-bond-report-workflow", False, 1 / 7.5),
-    ("jmol/supercell-bond-report-workflow", True, 2 / 7.5)])
+    ("jmol/supercell-bond-report-workflow", True, 2 / 7.5),
+    ("jmol/coordination-figure-workflow", False, 1 / 8),
+    ("jmol/coordination-figure-workflow", True, 2 / 8)])
 def test_workflow_stage_negatives_give_partial_credit(spec_id, block, expected, tmp_path):
-    """stops-after-open and stops-after-block of the long-horizon workflows."""
+    """stops-after-open and stops-after-block of both long-horizon workflows."""
     spec = SPECS[spec_id]
     assert "long-horizon" in spec.tags and spec.difficulty == "hard" and not spec.open
     for seed in range(2):

@@ -15,12 +15,13 @@ def oracle_step_range(spec) -> dict[str, int] | None:
     count of an episode's variant is ``info["oracle_steps"]``); None without a GUI oracle."""
     import statistics
 
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.tasks.task import Task, some_variants
 
     if spec.gui_oracle is None:
         return None
     paths = {"home": "~", "work": "~/work", "tmp": "/tmp"}  # placeholders: counts need none
-    counts = sorted(Task(spec, v, {}, paths).oracle_steps for v in range(STEP_SAMPLE))
+    counts = sorted(Task(spec, v, {}, paths).oracle_steps
+                    for v in some_variants(spec, STEP_SAMPLE))
     return {"min": counts[0], "median": int(statistics.median_low(counts)),
             "max": counts[-1]}
 

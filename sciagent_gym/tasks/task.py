@@ -45,6 +45,11 @@ def variant_split(spec: TaskSpec, variant: int) -> str:
     return split_of(spec.id, variant)
 
 
+def some_variants(spec: TaskSpec, n: int) -> range:
+    """Up to ``n`` variants to sample a spec over: seeds 0..n-1, or its queries' indices."""
+    return range(min(n, len(spec.queries))) if spec.queries else range(n)
+
+
 def episode_split(spec: TaskSpec, variant: int) -> str:
     """The split an episode counts under: a held-out task family's variants are all
     "heldout-tasks" (no seed split draws them); other tasks' by :func:`variant_split`."""

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from sciagent_gym.evaluation.stages import stage_order
-from sciagent_gym.tasks.task import Task, sample_params, split_of
+from sciagent_gym.tasks.task import Task, some_variants, variant_split
 from sciagent_gym.tools import discover, load_adapter, load_tool_specs
 
 TOOLS = sorted(discover())
@@ -58,7 +58,7 @@ def test_every_task_has_a_gui_oracle_that_waits_fits_and_types_no_gold(tool, spe
     if spec.infeasible:
         return
     assert any(isinstance(step, dict) and "await_window" in step for step in spec.gui_oracle)
-    counts = {Task(spec, v, {}, PLACEHOLDER_PATHS).oracle_steps for v in range(64)}
+    counts = {Task(spec, v, {}, PLACEHOLDER_PATHS).oracle_steps for v in some_variants(spec, 64)}
     assert max(counts) <= spec.max_steps, (counts, spec.max_steps)
     for step in _flat(spec.gui_oracle):
         texts = step.get("do", []) if isinstance(step, dict) and "in_window" in step else [
@@ -83,7 +83,7 @@ def test_long_horizon_tasks_are_staged_workflows_of_25_to_60_gui_steps(tool, spe
     assert len(stages) >= 3, stages
     assert any(c.get("blocks_from") for c in spec.evaluator), "no stage waits for another"
     assert spec.difficulty == "hard" and not spec.infeasible
-    counts = {Task(spec, v, {}, PLACEHOLDER_PATHS).oracle_steps for v in range(32)}
+    counts = {Task(spec, v, {}, PLACEHOLDER_PATHS).oracle_steps for v in some_variants(spec, 32)}
     assert 25 <= min(counts) and max(counts) <= 60, counts
     assert spec.max_steps >= 1.5 * max(counts), (spec.max_steps, counts)
 
@@ -114,9 +114,12 @@ def test_spec_has_negatives_a_gate_and_a_final_answer(tool, spec_id):
 
 @pytest.mark.parametrize(("tool", "spec_id"), ALL)
 def test_params_are_deterministic_and_vary(tool, spec_id):
+    """Seeded params repeat per seed and differ across seeds; a query pool's variants are its
+    queries, each with its own params (at least its scope)."""
     spec = SPECS[tool][spec_id]
-    sampled = [sample_params(spec, seed) for seed in range(20)]
-    assert sampled == [sample_params(spec, seed) for seed in range(20)]
+    variants = some_variants(spec, 20)
+    sampled = [Task(spec, v, {}, PLACEHOLDER_PATHS).params for v in variants]
+    assert sampled == [Task(spec, v, {}, PLACEHOLDER_PATHS).params for v in variants]
     assert len({repr(sorted(p.items())) for p in sampled}) > 1, "params never vary"
 
 
@@ -194,9 +197,9 @@ def test_held_out_seeds_do_not_repeat_training_episodes(tool, spec_id, tmp_path)
     parameters): a fixed-data task would show the same episode in both splits. Four stagings
     per task keep this cheap; a fixed-data task fails it with any two."""
     spec = SPECS[tool][spec_id]
-    seeds = range(400)
-    test = [s for s in seeds if split_of(spec.id, s) == "test"][:1]
-    train = [s for s in seeds if split_of(spec.id, s) == "train"][:3]
+    seeds = some_variants(spec, 400)
+    test = [s for s in seeds if variant_split(spec, s) == "test"][:1]
+    train = [s for s in seeds if variant_split(spec, s) == "train"][:3]
     train_keys = {_episode_key(spec, s, tmp_path) for s in train}
     assert len(train_keys) == len(train), "training variants repeat each other"
     assert not any(_episode_key(spec, s, tmp_path) in train_keys for s in test)

@@ -189,10 +189,10 @@ def hydrology_spec() -> dict:
                   "each basin separately (least squares or a regression model), predict every "
                   "day, keep flows non-negative, and compute the calibration metrics from the "
                   "same predictions you write."),
-        "difficulty": "medium",
+        "difficulty": "hard",
         "modality": "code",
-        "tags": tags("hydrology", "prediction-modeling", "medium", "modeling", "modeling",
-                     "predictive", "synthesis"),
+        "tags": tags("hydrology", "prediction-modeling", "hard", "modeling", "modeling",
+                     "predictive", "long-horizon-planning"),
         "max_steps": 60,
         "cli_timeout": 600,
         "setup": {"generate": [{"fn": "streamflow_prediction", "as": "h",
@@ -234,6 +234,83 @@ def hydrology_spec() -> dict:
     }
 
 
+EMPTY_QUERIES = [
+    ("above-3500m", "basins above 3500 m", "elev_m > 3500"),
+    ("glaciated", "glacier-dominated basins (snow fraction above 0.9)", "snow_frac > 0.9"),
+    ("hyper-arid", "hyper-arid basins (aridity above 5)", "aridity > 5"),
+    ("continental-scale", "basins larger than 20000 km2", "area_km2 > 20000"),
+    ("subarctic", "subarctic basins north of 60°N", "lat > 60"),
+    ("tropical", "tropical basins south of 23°N", "lat < 23"),
+    ("bare-rock", "basins without forest", "forest_frac < 0.01"),
+    ("fully-forested", "fully forested basins", "forest_frac > 0.99"),
+    ("very-deep-soil", "basins with soils deeper than 3 m", "soil_depth_m > 3"),
+    ("no-soil", "basins with soils shallower than 10 cm", "soil_depth_m < 0.1"),
+    ("coastal-lowland", "coastal basins below 50 m", "elev_m < 50"),
+    ("tiny", "plot-scale basins under 5 km2", "area_km2 < 5"),
+    ("wet-tropics", "super-humid basins (aridity below 0.2)", "aridity < 0.2"),
+    ("snow-free-alpine", "alpine basins above 2500 m without snow",
+     "elev_m > 2500 and snow_frac < 0.1"),
+    ("arid-glacial", "arid glacier basins", "aridity > 2 and snow_frac > 0.8"),
+    ("large-alpine", "large alpine basins", "area_km2 > 3900 and elev_m > 2500"),
+    ("forested-desert", "forested desert basins", "forest_frac > 0.9 and aridity > 2.5"),
+    ("polar", "polar basins north of 66°N", "lat > 66"),
+    ("deep-arid-lowland", "deep-soil hyper-arid lowlands",
+     "soil_depth_m > 1.9 and aridity > 2.9 and elev_m < 500"),
+    ("equatorial", "equatorial basins", "lat < 5"),
+]
+
+
+def empty_scope_spec() -> dict:
+    spec = hydrology_spec()
+    count = ("python3 -c 'import pandas as pd; "
+             "print(\"basins in scope:\", len(pd.read_csv(\"basins.csv\").query(\"{select}\")))'")
+    return {
+        "id": "earthdata/empty-scope-streamflow",
+        "tool": "earthdata",
+        "title": "Streamflow prediction for a scope no basin matches (infeasible)",
+        "instruction": spec["instruction"],
+        "hints": spec["hints"],
+        "difficulty": "medium",
+        "modality": "code",
+        "infeasible": True,
+        "tags": tags("hydrology", "prediction-modeling", "medium", "robustness",
+                     "data-preparation", "diagnostic", "error-recovery") + ["infeasible"],
+        "max_steps": 40,
+        "cli_timeout": 600,
+        "setup": {"generate": [{"fn": "empty_scope_streamflow", "as": "h",
+                                "args": {"select": "$select"}}],
+                  "protect": ["basins.csv", "forcing.csv", "streamflow.csv"]},
+        "evaluator": {"criteria": [
+            {"name": "reported that the task cannot be done", "weight": 0, "gate": True,
+             "description": "no basin matches the scope: FAIL is the right answer.",
+             "getter": "agent_status", "check": {"op": "equals", "expected": "fail"}},
+            {"name": "no predictions fabricated", "weight": 0,
+             "getter": {"fn": "file_exists", "path": "predictions.csv"},
+             "check": {"op": "is_false"}},
+            {"name": "no metrics fabricated", "weight": 0,
+             "getter": {"fn": "file_exists", "path": "metrics.json"},
+             "check": {"op": "is_false"}},
+        ]},
+        "oracle": [{"script": count}, "FAIL"],
+        "gui_oracle": [{"await_window": f"^{TITLE}: ready 0$", "focused": True},
+                       f"pyautogui.write({json.dumps(count)})\npyautogui.press('enter')",
+                       {"await_window": f"^{TITLE}: ready 1$", "timeout": 120}, "FAIL"],
+        "negatives": {
+            "claims-done": ["DONE"],
+            "all-basins-then-done": [scripted(hydro_code(sel="basin_id == basin_id"))[0],
+                                     "DONE"],
+            "defensive-metrics-then-failed": [
+                {"script": "printf %s '{{\"calib_nse\": -1, \"calib_kge\": -1}}' "
+                           "> metrics.json"}, "FAIL"],
+        },
+        "cheats": {
+            "metrics-only": write_files({"metrics.json": '{"calib_nse": 0.99, "calib_kge": '
+                                                         '0.99}'}),
+        },
+        "queries": queries(EMPTY_QUERIES),
+    }
+
+
 # -- agriculture: clustering of counties ---------------------------------------------------------
 
 AGRO_QUERIES = [
@@ -250,7 +327,8 @@ AGRO_QUERIES = [
     ("low-nitrogen", "counties with low nitrogen rates", "n_rate_kg_ha < 150"),
     ("mid-latitude", "mid-latitude counties", "lat >= 36 and lat <= 44"),
     ("warm-south", "southern counties", "lat < 38"),
-    ("cool-north", "northern counties", "lat >= 40"),
+    ("fertilised-north", "well-fertilised counties north of 38°N",
+     "n_rate_kg_ha >= 120 and lat >= 38"),
     ("irrigated-or-organic", "irrigated or organic-rich counties",
      "irrigated_frac >= 0.2 or soil_om_pct >= 4"),
     ("rainfed-south", "rainfed counties south of 44°N", "irrigated_frac < 0.2 and lat < 44"),
@@ -362,6 +440,120 @@ def agriculture_spec() -> dict:
             "one-cluster": agent_script(one_cluster),
         },
         "queries": queries(AGRO_QUERIES),
+    }
+
+
+# -- agriculture: correlation of detrended yield with weather ---------------------------------
+
+CORR_QUERIES = [q for q in AGRO_QUERIES if q[0] not in ("all-counties", "moderate-awc")] + [
+    ("high-heat", "counties with many heat days", "lat < 40"),
+    ("fertile-rainfed", "fertile rainfed counties", "soil_om_pct >= 3 and irrigated_frac < 0.1"),
+]
+
+CORR_CODE = '''import json
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+SEL = "@SEL@"
+ids = pd.read_csv("counties.csv").query(SEL).county_id
+y = pd.read_csv("yields.csv").merge(pd.read_csv("weather.csv"), on=["county_id", "year"])
+y = y[y.county_id.isin(ids)]
+parts = []
+for cid, g in y.groupby("county_id"):
+    b = np.polyfit(g.year, g.yield_t_ha, 1)
+    parts.append(g.assign(resid=g.yield_t_ha - np.polyval(b, g.year)))
+y = pd.concat(parts)
+rows = []
+for w in ["gdd", "precip_mm", "heat_days"]:
+    rho = spearmanr(y.resid, y[w]).correlation
+@MODEL@    rows.append(dict(feature=w, spearman_rho=round(float(rho), 6)))
+t = pd.DataFrame(rows)
+t.to_csv("correlations.csv", index=False)
+m = dict(top_feature_abs_rho=float(t.spearman_rho.abs().max()), n_obs=len(y))
+json.dump(m, open("metrics.json", "w"))
+print(t)
+'''
+
+
+def corr_code(model: str = "", sel: str = "@SEL@") -> str:
+    return CORR_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+
+
+def correlation_spec() -> dict:
+    weather = ["gdd", "precip_mm", "heat_days"]
+    pearson = "    rho = np.corrcoef(y.resid, y[w])[0, 1]\n"
+    raw = "    rho = spearmanr(y.yield_t_ha, y[w]).correlation\n"
+    fabricated = corr_code().replace("top_feature_abs_rho=float(t.spearman_rho.abs().max())",
+                                     "top_feature_abs_rho=0.95")
+    return {
+        "id": "earthdata/yield-weather-correlation",
+        "tool": "earthdata",
+        "title": "Correlation of detrended county yields with growing-season weather "
+                 "(CropBench-like)",
+        "instruction": (
+            "The work directory holds a CropBench-like agriculture dataset as CSV: "
+            "counties.csv (county_id, lat, soil_om_pct, awc_mm, irrigated_frac, "
+            "n_rate_kg_ha), weather.csv (per county_id and year 2000-2019: gdd = growing "
+            "degree days base 10 °C, precip_mm in the growing season, heat_days above 32 °C) "
+            "and yields.csv (yield_t_ha per county_id and year). The terminal's python3 has "
+            "pandas, NumPy, SciPy and scikit-learn. Scope ({query}): {scope}, i.e. the "
+            "counties of counties.csv matching the pandas query `{select}`. Remove each "
+            "scope county's technology trend from its yields (the residuals of that county's "
+            "least-squares line of yield_t_ha on year), then compute Spearman's rank "
+            "correlation between the detrended yield and each of gdd, precip_mm and "
+            "heat_days over all the scope's county-years. Write correlations.csv with the "
+            "columns feature,spearman_rho (one row per weather variable, named as in "
+            "weather.csv) and metrics.json, a JSON object with top_feature_abs_rho (the "
+            "largest absolute rho) and n_obs (the number of county-years used). The "
+            "correlations are checked against a recomputation (within 0.01); target: "
+            "top_feature_abs_rho >= 0.15."),
+        "hints": ("Join yields.csv and weather.csv on county_id and year, keep the scope's "
+                  "counties, detrend per county (numpy.polyfit(year, yield, 1)), then "
+                  "scipy.stats.spearmanr(residuals, variable) over the pooled county-years."),
+        "difficulty": "easy",
+        "modality": "code",
+        "tags": tags("agriculture", "feature-label-correlation", "easy", "discovery",
+                     "data-analysis", "diagnostic", "synthesis"),
+        "max_steps": 40,
+        "cli_timeout": 300,
+        "setup": {"generate": [{"fn": "yield_weather_correlation", "as": "c",
+                                "args": {"select": "$select"}}],
+                  "protect": ["counties.csv", "weather.csv", "yields.csv"]},
+        "evaluator": {"criteria": [
+            realistic(["top_feature_abs_rho", "n_obs"]),
+            {"name": "n_obs is the scope's county-years", "weight": 0, "gate": True,
+             "getter": {"fn": "file_json", "path": "metrics.json", "key": "n_obs"},
+             "check": {"op": "equals", "expected": "$gold.c.n_obs"}},
+            {"name": "reported top_feature_abs_rho agrees with correlations.csv", "weight": 0,
+             "gate": True,
+             "getter": {"fn": "earth_reported_correlation_gap", "report": "metrics.json",
+                        "key": "top_feature_abs_rho", "path": "correlations.csv",
+                        "features": weather},
+             "check": {"op": "in_range", "min": 0, "max": 0.001}},
+            target("top_feature_abs_rho",
+                   {"fn": "earth_correlations", "path": "correlations.csv",
+                    "expected": "$gold.c.rho", "tol": 0.01}, ">= 0.15", "$gold.c.top_abs_rho",
+                   True),
+        ]},
+        "oracle": scripted(corr_code()),
+        "gui_oracle": typed(corr_code()),
+        "negatives": {
+            "pearson-instead-of-spearman": scripted(corr_code(pearson)),
+            "no-detrending": scripted(corr_code(raw)),
+            "wrong-scope-all-counties": scripted(corr_code(sel="county_id == county_id")),
+            "fabricated-top-rho": scripted(fabricated),
+        },
+        "cheats": {
+            "metrics-only": write_files({"metrics.json": '{"top_feature_abs_rho": 0.9, '
+                                                         '"n_obs": 700}'}),
+            "defensive-zeros": write_files({"metrics.json": '{"top_feature_abs_rho": 0, '
+                                                            '"n_obs": 0}'}),
+            "guessed-table": write_files({
+                "correlations.csv": "feature,spearman_rho\ngdd,-0.3\nprecip_mm,0.3\n"
+                                    "heat_days,-0.5\n",
+                "metrics.json": '{"top_feature_abs_rho": 0.5, "n_obs": 700}'}),
+        },
+        "queries": queries(CORR_QUERIES),
     }
 
 
@@ -500,9 +692,97 @@ def methane_spec() -> dict:
     }
 
 
+Q10_CODE = '''import json
+import numpy as np
+import pandas as pd
+SEL = "@SEL@"
+ids = sorted(pd.read_csv("sites.csv").query(SEL).site_id)
+f = pd.read_csv("fluxes.csv").dropna(subset=["ch4_flux"])
+rows = []
+for sid in ids:
+    g = f[(f.site_id == sid) & (f.soil_temp_c > 0)]
+    X = np.column_stack([np.ones(len(g)), g.soil_temp_c, np.maximum(g.wtd_cm, 0)])
+    b = np.linalg.lstsq(X, np.log(g.ch4_flux), rcond=None)[0]
+@MODEL@    rows.append(dict(site_id=sid, q10=round(float(np.exp(10 * b[1])), 4)))
+t = pd.DataFrame(rows)
+t.to_csv("q10.csv", index=False)
+json.dump(dict(median_q10=float(t.q10.median())), open("metrics.json", "w"))
+print(t)
+'''
+
+
+def q10_code(model: str = "", sel: str = "@SEL@") -> str:
+    return Q10_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+
+
+def q10_spec() -> dict:
+    no_wtd = "    b = np.linalg.lstsq(X[:, :2], np.log(g.ch4_flux), rcond=None)[0]\n"
+    fabricated = q10_code().replace("median_q10=float(t.q10.median())", "median_q10=3.0")
+    table = {"path": "q10.csv", "id_column": "site_id", "value_column": "q10"}
+    queries_ = [q for q in CH4_QUERIES]
+    return {
+        "id": "earthdata/methane-q10",
+        "tool": "earthdata",
+        "title": "Temperature sensitivity (Q10) of wetland CH4 emission per site "
+                 "(MethaneWet-like)",
+        "instruction": (
+            "The work directory holds a MethaneWet-like wetland methane dataset as CSV: "
+            "sites.csv (site_id, wetland_type bog/fen/marsh, lat, permafrost 0/1, "
+            "mean_soil_temp_c, mean_wtd_cm) and fluxes.csv (daily soil_temp_c, wtd_cm = "
+            "water-table depth in cm below the surface, negative when flooded, and ch4_flux "
+            "in mg CH4 m-2 d-1 per site_id and date, 2016-2018; gap days have no flux). The "
+            "terminal's python3 has pandas, NumPy, SciPy and scikit-learn. Scope ({query}): "
+            "{scope}, i.e. the sites of sites.csv matching the pandas query `{select}`. "
+            "Estimate, for every site in scope, the temperature sensitivity Q10 of its "
+            "methane emission in unfrozen soil (the factor by which flux rises per 10 °C of "
+            "soil temperature, other drivers held fixed). Write q10.csv with the columns "
+            "site_id,q10 (one row per scope site) and metrics.json, a JSON object with "
+            "median_q10 (the median of your estimates). The estimates are scored against "
+            "the sites' true sensitivities (median relative error, target < 0.1)."),
+        "hints": ("Emission falls as the water table drops, and the water table is deeper in "
+                  "the warm season, so a fit on temperature alone confounds the two. Fit log "
+                  "flux on soil temperature and the water-table depth below the surface over "
+                  "observed days above 0 °C; Q10 = exp(10 x the temperature slope)."),
+        "difficulty": "medium",
+        "modality": "code",
+        "tags": tags("wetland-methane", "feature-analysis", "medium", "discovery",
+                     "modeling", "diagnostic", "decomposition"),
+        "max_steps": 40,
+        "cli_timeout": 300,
+        "setup": {"generate": [{"fn": "q10_estimation", "as": "q",
+                                "args": {"select": "$select"}}],
+                  "protect": ["sites.csv", "fluxes.csv"]},
+        "evaluator": {"criteria": [
+            realistic(["median_q10"]),
+            covers("q10.csv", "site_id", "sites", "$gold.q.ids"),
+            {"name": "reported median_q10 agrees with q10.csv", "weight": 0, "gate": True,
+             "getter": {"fn": "earth_reported_median_gap", "report": "metrics.json",
+                        "key": "median_q10", "ids": "$gold.q.ids", **table},
+             "check": {"op": "in_range", "min": 0, "max": 0.001}},
+            target("q10_relative_error",
+                   {"fn": "earth_relative_error", "truth": "$gold.q.q10", **table}, "< 0.1",
+                   "$gold.q.ref_mape", False),
+        ]},
+        "oracle": scripted(q10_code()),
+        "gui_oracle": typed(q10_code()),
+        "negatives": {
+            "no-water-table-term": scripted(q10_code(no_wtd)),
+            "wrong-scope-all-sites": scripted(q10_code(sel="site_id == site_id")),
+            "fabricated-median": scripted(fabricated),
+        },
+        "cheats": {
+            "metrics-only": write_files({"metrics.json": '{"median_q10": 2.5}'}),
+            "textbook-q10-everywhere": agent_script(q10_code(
+                "    b = [0.0, np.log(3.0) / 10]\n")),
+        },
+        "queries": queries(queries_),
+    }
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    for spec in (hydrology_spec(), agriculture_spec(), methane_spec()):
+    for spec in (hydrology_spec(), empty_scope_spec(), agriculture_spec(), correlation_spec(),
+                 methane_spec(), q10_spec()):
         path = OUT / f"{spec['id'].split('/', 1)[1]}.json"
         path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n")
         print(path)

@@ -231,6 +231,21 @@ def streamflow_prediction(work: Path, rng: np.random.Generator, select: str) -> 
             "ref_kge": round(float(np.median(kges)), 4)}
 
 
+def empty_scope_streamflow(work: Path, rng: np.random.Generator, select: str
+                           ) -> dict[str, Any]:
+    """Stage the hydrology files for a query whose scope selects no basin (an infeasible
+    query: FAIL is the right answer); raises when the scope is not empty."""
+    d = hydrology_dataset()
+    ids = scope_ids(d["basins"], select, "basin_id")
+    if ids:
+        raise ValueError(f"scope {select!r} selects {len(ids)} basins: the query is feasible")
+    d["basins"].to_csv(work / "basins.csv", index=False)
+    d["forcing"].to_csv(work / "forcing.csv", index=False)
+    flow = d["flow"]
+    flow[flow.date < HYDRO_TEST].to_csv(work / "streamflow.csv", index=False)
+    return {"count": 0}
+
+
 # -- agriculture ---------------------------------------------------------------------------------
 
 REGIONS = {  # lat, om %, awc mm, irrigated share, N kg/ha, gdd, precip mm, heat-day scale
@@ -359,6 +374,40 @@ def county_clustering(work: Path, rng: np.random.Generator, select: str) -> dict
             "ref_silhouette": round(scores[k], 4), "ref_k": k}
 
 
+WEATHER = ["gdd", "precip_mm", "heat_days"]
+
+
+def detrended_yields(select: str, seed: int = DATASET_SEED) -> pd.DataFrame:
+    """County-years of the scope with ``resid``: yield minus its county's least-squares line
+    on year (the technology trend), joined to that season's weather."""
+    d = agriculture_dataset(seed)
+    ids = scope_ids(d["counties"], select, "county_id")
+    y = d["yields"][d["yields"].county_id.isin(ids)].merge(d["weather"],
+                                                           on=["county_id", "year"])
+    parts = []
+    for _, g in y.groupby("county_id", sort=True):
+        slope, icpt = np.polyfit(g.year, g.yield_t_ha, 1)
+        parts.append(g.assign(resid=g.yield_t_ha - (icpt + slope * g.year)))
+    return pd.concat(parts, ignore_index=True)
+
+
+def yield_weather_correlation(work: Path, rng: np.random.Generator, select: str
+                              ) -> dict[str, Any]:
+    """Stage the agriculture CSVs; gold: Spearman's rho of detrended yield with each weather
+    variable over the scope's county-years, the largest |rho|, the count of county-years, and
+    (for the negatives' checks) Pearson's r and the rho of the raw yields."""
+    d = agriculture_dataset()
+    for name in ("counties", "weather", "yields"):
+        d[name].to_csv(work / f"{name}.csv", index=False)
+    y = detrended_yields(select)
+    rho = {w: round(float(y.resid.rank().corr(y[w].rank())), 6) for w in WEATHER}
+    return {"rho": rho, "top_abs_rho": max(abs(v) for v in rho.values()),
+            "n_obs": len(y),
+            "pearson": {w: round(float(y.resid.corr(y[w])), 6) for w in WEATHER},
+            "raw_rho": {w: round(float(y.yield_t_ha.rank().corr(y[w].rank())), 6)
+                        for w in WEATHER}}
+
+
 # -- wetland methane -----------------------------------------------------------------------------
 
 @cache
@@ -453,8 +502,33 @@ def flux_gap_filling(work: Path, rng: np.random.Generator, select: str) -> dict[
             "ref_r2": round(float(np.median([p[2] for p in per])), 4)}
 
 
+def q10_reference(frame: pd.DataFrame) -> float:
+    """The reference Q10 of one site: exp(10 b) of the least squares of log flux on soil
+    temperature and positive water-table depth over observed days above 0 °C."""
+    w = frame[(~frame.gap) & (frame.soil_temp_c > 0)]
+    x = np.column_stack([np.ones(len(w)), w.soil_temp_c, np.maximum(w.wtd_cm, 0)])
+    coef, *_ = np.linalg.lstsq(x, np.log(w.ch4_flux.to_numpy()), rcond=None)
+    return float(np.exp(10 * coef[1]))
+
+
+def q10_estimation(work: Path, rng: np.random.Generator, select: str) -> dict[str, Any]:
+    """Stage sites.csv and fluxes.csv as for gap filling; gold: the scope's site ids, their
+    true (generating) Q10 and the reference estimate's median relative error."""
+    flux_gap_filling(work, rng, "site_id == site_id")
+    d = methane_dataset()
+    ids = scope_ids(d["sites"], select, "site_id")
+    true = d["sites"].set_index("site_id")._q10
+    f = d["fluxes"]
+    errs = [abs(q10_reference(f[f.site_id == i]) - true[i]) / true[i] for i in ids]
+    return {"ids": ids, "count": len(ids), "q10": {i: float(true[i]) for i in ids},
+            "ref_mape": round(float(np.median(errs)), 4)}
+
+
 GENERATORS = {
+    "q10_estimation": q10_estimation,
     "streamflow_prediction": streamflow_prediction,
+    "empty_scope_streamflow": empty_scope_streamflow,
     "county_clustering": county_clustering,
+    "yield_weather_correlation": yield_weather_correlation,
     "flux_gap_filling": flux_gap_filling,
 }

@@ -201,3 +201,83 @@ def earth_reported_silhouette_gap(state: FinalState, report: str, key: str, path
     which = "n_clusters" if key == "n_clusters" else "silhouette"
     return round(abs(got - earth_silhouette(state, path, features, id_column, label_column,
                                             which)), 6)
+
+
+def _correlations(state: FinalState, path: str, key_column: str, value_column: str
+                  ) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for row in read_table(state, path, [key_column, value_column]):
+        name = row[key_column].strip().casefold()
+        if name in out:
+            raise GetterError(f"{path}: {row[key_column]} appears twice")
+        value = _number(row[value_column], path)
+        if not -1.0 <= value <= 1.0:
+            raise GetterError(f"{path}: {row[key_column]} = {value:g} is no correlation")
+        out[name] = value
+    return out
+
+
+@register("earth_correlations")
+def earth_correlations(state: FinalState, path: str, expected: dict[str, float],
+                       tol: float = 0.01, key_column: str = "feature",
+                       value_column: str = "spearman_rho") -> float:
+    """The largest |correlation| in CSV ``path`` (one row per feature), provided every
+    ``expected`` feature's value is within ``tol`` of the evaluator's recomputation on the
+    staged data; a GetterError naming the first that is not."""
+    got = _correlations(state, path, key_column, value_column)
+    for name, want in expected.items():
+        mine = got.get(name.casefold())
+        if mine is None:
+            raise GetterError(f"{path}: no row for {name}")
+        if abs(mine - want) > tol:
+            raise GetterError(f"{path}: {name} is {mine:.4f}, recomputed {want:.4f}")
+    return round(max(abs(got[n.casefold()]) for n in expected), 6)
+
+
+@register("earth_reported_correlation_gap")
+def earth_reported_correlation_gap(state: FinalState, report: str, key: str, path: str,
+                                   features: list[str], key_column: str = "feature",
+                                   value_column: str = "spearman_rho") -> float:
+    """How far ``key`` of JSON ``report`` is from the largest |correlation| of ``features``
+    in CSV ``path`` (absolute difference)."""
+    got = _reported(state, report, key)
+    table = _correlations(state, path, key_column, value_column)
+    missing = [f for f in features if f.casefold() not in table]
+    if missing:
+        raise GetterError(f"{path}: no row for {missing[0]}")
+    return round(abs(got - max(abs(table[f.casefold()]) for f in features)), 6)
+
+
+def _per_id(state: FinalState, path: str, id_column: str, value_column: str
+            ) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for row in read_table(state, path, [id_column, value_column]):
+        if row[id_column] in out:
+            raise GetterError(f"{path}: {row[id_column]} appears twice")
+        out[row[id_column]] = _number(row[value_column], path)
+    return out
+
+
+@register("earth_relative_error")
+def earth_relative_error(state: FinalState, path: str, truth: dict[str, float],
+                         id_column: str, value_column: str) -> float:
+    """The median over ``truth``'s ids of |value - true| / |true| of CSV ``path``'s
+    ``value_column`` (one row per id; every id needed)."""
+    got = _per_id(state, path, id_column, value_column)
+    missing = [i for i in truth if i not in got]
+    if missing:
+        raise GetterError(f"{path}: no row for {missing[0]}")
+    return round(float(np.median([abs(got[i] - t) / abs(t) for i, t in truth.items()])), 6)
+
+
+@register("earth_reported_median_gap")
+def earth_reported_median_gap(state: FinalState, report: str, key: str, path: str,
+                              ids: list[str], id_column: str, value_column: str) -> float:
+    """How far ``key`` of JSON ``report`` is from the median of CSV ``path``'s
+    ``value_column`` over ``ids`` (absolute difference)."""
+    got = _reported(state, report, key)
+    table = _per_id(state, path, id_column, value_column)
+    missing = [i for i in ids if i not in table]
+    if missing:
+        raise GetterError(f"{path}: no row for {missing[0]}")
+    return round(abs(got - float(np.median([table[i] for i in ids]))), 6)

@@ -161,35 +161,38 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
                                        time.monotonic() - t0, error, noop_correct,
                                        base.modality, steps=taken, gui=gui, shared=shared))
 
-    plans = {}
-    for task_id in task_ids:
-        spec = base.specs[task_id]
-        played = audit_cases(spec, cheats)
-        if only is not None:
-            wanted = set(only)
-            if "gui_oracle" in wanted and spec.explicit_gui_oracle is None \
-                    and spec.gui_oracle is not None:
-                wanted.add("oracle")  # this task's oracle is its GUI oracle
-            played = [c for c in played if c in wanted]
-        sharable = [c for c in played if c == "noop" or c in spec.negatives] \
-            if share_starts and "oracle" in played else []
-        plans[task_id] = (spec, played, sharable)
-    # Every case in order; cases scored on their oracle's start are marked done as they are.
-    schedule = [(task_id, seed, case) for task_id in task_ids for seed in seeds
-                for case in plans[task_id][1]]
-    done: set[tuple[str, int, str]] = set()
-
-    def announce(i: int) -> None:
-        """Tell the warm pool (if the env has one) this case's variant and the next case's
-        that will need a program start, so that the next is prepared while this one plays."""
-        likely_shared = {(t, s, c) for t, s, c in schedule[i:]
-                         if c in _prefix_cases(plans[t][0], plans[t][2])}
-        upcoming = [(t, s) for t, s, c in schedule[i + 1:]
-                    if (t, s, c) not in done and (t, s, c) not in likely_shared]
-        if hasattr(base, "expect"):
-            base.expect([schedule[i][:2], *upcoming[:1]])
-
     try:
+        plans = {}
+        for task_id in task_ids:
+            if task_id not in base.specs:
+                raise ValueError(f"{tool} has no task {task_id!r} "
+                                 f"(its tasks: {', '.join(sorted(base.specs))})")
+            spec = base.specs[task_id]
+            played = audit_cases(spec, cheats)
+            if only is not None:
+                wanted = set(only)
+                if "gui_oracle" in wanted and spec.explicit_gui_oracle is None \
+                        and spec.gui_oracle is not None:
+                    wanted.add("oracle")  # this task's oracle is its GUI oracle
+                played = [c for c in played if c in wanted]
+            sharable = [c for c in played if c == "noop" or c in spec.negatives] \
+                if share_starts and "oracle" in played else []
+            plans[task_id] = (spec, played, sharable)
+        # Every case in order; cases scored on their oracle's start are marked done as they are.
+        schedule = [(task_id, seed, case) for task_id in task_ids for seed in seeds
+                    for case in plans[task_id][1]]
+        done: set[tuple[str, int, str]] = set()
+
+        def announce(i: int) -> None:
+            """Tell the warm pool (if the env has one) this case's variant and the next case's
+            that will need a program start, so that the next is prepared while this one plays."""
+            likely_shared = {(t, s, c) for t, s, c in schedule[i:]
+                             if c in _prefix_cases(plans[t][0], plans[t][2])}
+            upcoming = [(t, s) for t, s, c in schedule[i + 1:]
+                        if (t, s, c) not in done and (t, s, c) not in likely_shared]
+            if hasattr(base, "expect"):
+                base.expect([schedule[i][:2], *upcoming[:1]])
+
         for i, (task_id, seed, case) in enumerate(schedule):
             spec, played, sharable = plans[task_id]
             if (task_id, seed, case) in done:

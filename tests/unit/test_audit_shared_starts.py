@@ -4,6 +4,7 @@ episode (fake provider, fixture tool: one reset instead of several)."""
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -111,3 +112,14 @@ def test_checkpoint_needs_an_episode_in_progress():
             env.checkpoint()
     finally:
         env.close()
+
+
+def test_an_unknown_task_is_a_clear_error_that_leaves_nothing_behind():
+    before = set(Path(tempfile.gettempdir()).glob("sciagent-audit-*"))
+    env = SciGUIEnv("faketool", provider="fake", screen_size=(160, 100))
+    try:
+        with pytest.raises(ValueError, match="no task 'faketool/nope'.*faketool/sum-numbers"):
+            audit_tool("faketool", tasks=["faketool/nope"], env=env, cross=False)
+    finally:
+        env.close()
+    assert set(Path(tempfile.gettempdir()).glob("sciagent-audit-*")) == before

@@ -79,9 +79,8 @@ def _play_sharing(env: gym.Env, task_id: str, seed: int, candidates: list[str]):
     steps = base.task.steps("oracle")
     at: dict[int, list[str]] = {}
     for name in candidates:
-        theirs = ["DONE"] if name == "noop" else base.task.steps(name)
-        k = len(theirs) - 1
-        if theirs and theirs[-1] == "DONE" and k <= len(steps) and steps[:k] == theirs[:k]:
+        k = _prefix_length(steps, ["DONE"] if name == "noop" else base.task.steps(name))
+        if k is not None:
             at.setdefault(k, []).append(name)
     shared: dict[str, tuple] = {}
     taken = 0
@@ -100,17 +99,21 @@ def _play_sharing(env: gym.Env, task_id: str, seed: int, candidates: list[str]):
     return base.evaluation, taken, shared
 
 
+def _prefix_length(oracle: list, theirs: list) -> int | None:
+    """k when ``theirs`` is the oracle's first k steps then DONE (so it can be scored at that
+    point of the oracle's episode), else None."""
+    k = len(theirs) - 1
+    if theirs and theirs[-1] == "DONE" and k <= len(oracle) and oracle[:k] == theirs[:k]:
+        return k
+    return None
+
+
 def _prefix_cases(spec, candidates: list[str]) -> set[str]:
     """Which of ``candidates`` :func:`_play_sharing` will most likely score on the oracle's
     start, judged on the spec's steps before templating (for planning only)."""
     oracle = list(spec.oracle)
-    out = set()
-    for name in candidates:
-        theirs = ["DONE"] if name == "noop" else list(spec.negatives[name])
-        k = len(theirs) - 1
-        if theirs and theirs[-1] == "DONE" and k <= len(oracle) and oracle[:k] == theirs[:k]:
-            out.add(name)
-    return out
+    return {name for name in candidates if _prefix_length(
+        oracle, ["DONE"] if name == "noop" else list(spec.negatives[name])) is not None}
 
 
 def audit_cases(spec, cheats: bool = False) -> list[str]:

@@ -36,7 +36,8 @@ Schema (fields marked * are required)::
     oracle*      [step, ...]    negatives*  {name: [step, ...]}
     gui_oracle   [step, ...]: the task solved as an agent must, through ``step()`` alone (mouse,
                  keyboard, answer; ``run()`` too when the modality is gui+cli), reading values
-                 off the screen with ``read`` steps; no ``script`` and no ``run`` otherwise.
+                 off the screen with ``read`` (OCR) or ``perceive`` (a tool's pixel reader)
+                 steps; no ``script`` and no ``run`` otherwise.
                  When absent, an ``oracle`` that already is GUI-only serves as the GUI oracle.
                  Its step count per variant is the task's reference step count
                  (``Task.oracle_steps``: the denominator of the report's Steps*/oracle)
@@ -77,6 +78,12 @@ gold. With ``number`` the text is read as one number (a decimal comma as a point
 after the screen settled, such as R loading a package). Capture only
 the digits the tolerance needs, ``([0-9]+[.,][0-9]{{1,3}})`` (braces doubled, as in any
 template): OCR misreads long runs of digits.
+{"perceive": {"fn": "<name>", "region": [x, y, w, h], "window": "<title regex>", "args": {...},
+"timeout": s}, "answer": "<text with {output}>"}: read an answer off the settled screen with the
+tool's own perceiver (``PERCEIVERS[fn]`` of ``envs/<tool>/perceive.py``, called with the region's
+pixels and ``args``), where the answer is a measurement of what is shown rather than text (a
+lattice spacing, a grain count, which curve yields first). Its args may name the options a
+question offers but never the gold: the point is that the screen carries the answer.
 """
 
 from __future__ import annotations

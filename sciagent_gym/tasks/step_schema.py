@@ -67,10 +67,27 @@ def _check_steps(steps: Any, source: str, where: str, toggles: frozenset[str] = 
             if "window" in read:
                 _check_regex(read["window"], source, f"{where}[{i}].read.window")
             continue
+        if isinstance(step, dict) and "perceive" in step:
+            see = step["perceive"]
+            _require(set(step) == {"perceive", "answer"} and isinstance(see, dict)
+                     and not set(see) - {"fn", "region", "window", "args", "timeout"}
+                     and isinstance(see.get("fn"), str)
+                     and isinstance(see.get("args", {}), dict)
+                     and isinstance(see.get("timeout", 0), (int, float))
+                     and 0 <= see.get("timeout", 0) <= 300
+                     and isinstance(step["answer"], str) and "{output}" in step["answer"],
+                     source, f"{where}[{i}]", "a perceive step is {perceive: {fn, region, "
+                     "window, args, timeout (0-300 s)}, answer: '<text with {output}>'}")
+            region = see.get("region")
+            _require(region is None or (isinstance(region, list) and len(region) == 4),
+                     source, f"{where}[{i}].perceive.region", "must be [x, y, w, h]")
+            if "window" in see:
+                _check_regex(see["window"], source, f"{where}[{i}].perceive.window")
+            continue
         ok = isinstance(step, str) or (isinstance(step, dict) and len(step) == 1
                                        and next(iter(step)) in ("action", "script", "run"))
         _require(ok, source, f"{where}[{i}]", "a step is an action string or one of "
-                 "{action|script|run|await_window|in_window|read|toggle: ...}")
+                 "{action|script|run|await_window|in_window|read|perceive|toggle: ...}")
 
 
 def _check_regex(pattern: Any, source: str, where: str) -> None:

@@ -19,8 +19,8 @@ def run_steps(env, steps: list[Any], refused_ok: bool = False) -> int:
     shell command in the sandbox (privileges of the task author, not of the agent).
     ``{"script": ..., "answer": "<template>"}`` then gives the script's output, put into the
     template's ``{output}``, through the answer action. ``in_window`` and ``read`` are the GUI
-    oracle's forms (see :mod:`sciagent_gym.tasks.spec`): they look at the window list and the
-    screen only. An action the env refuses raises
+    oracle's forms, and ``perceive`` (see :mod:`sciagent_gym.tasks.spec`): they look at the
+    window list and the screen only. An action the env refuses raises
     StepError unless ``refused_ok`` (cheats: a refused shell command is the defence working).
     """
     base = env.unwrapped
@@ -48,8 +48,9 @@ def run_steps(env, steps: list[Any], refused_ok: bool = False) -> int:
                     raise StepError(f"step {i} ({action!r}): {info['action_error']}")
                 if terminated or truncated:
                     return taken
-        elif "read" in step:
-            output = read_screen(base.provider, **step["read"])
+        elif "read" in step or "perceive" in step:
+            output = read_screen(base.provider, **step["read"]) if "read" in step else \
+                perceive_screen(base.provider, base.adapter.perceivers, **step["perceive"])
             _, _, terminated, truncated, info = env.step(
                 {"type": "answer", "text": step["answer"].replace("{output}", output)})
             taken += 1
@@ -138,6 +139,38 @@ def read_screen(provider, pattern: str, region: list[int] | None = None,
                 raise StepError(f"read: {pattern!r} not on screen in {where}; OCR saw {text!r}")
             output = (found.group(1) if found.groups() else found.group(0)).strip()
             return as_number(output, text) if number else output
+        except StepError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.25)
+
+
+def perceive_screen(provider, perceivers: dict[str, Any], fn: str,
+                    region: list[int] | None = None, window: str | None = None,
+                    args: dict[str, Any] | None = None, timeout: float = 0.0) -> str:
+    """Read an answer off the settled screen with the tool's perceiver ``fn``: the pixels of
+    ``region`` (relative to ``window`` when named; the whole window or screen otherwise) go to
+    ``perceivers[fn](rgb, **args)``, which returns the answer's text or raises StepError when
+    what it needs is not shown (yet): with ``timeout`` the screen is looked at again until
+    then, as ``read`` does."""
+    from sciagent_gym.evaluation.getters.pixels import crop
+
+    if fn not in perceivers:
+        raise StepError(f"perceive: no perceiver {fn!r} (this tool has {sorted(perceivers)})")
+    deadline = time.monotonic() + timeout
+    while True:
+        rgb = provider.wait_settled()
+        try:
+            where = region
+            if window is not None:
+                win = find_window(provider, window)
+                x, y, w, h = region or (0, 0, win.width, win.height)
+                where = [win.x + x, win.y + y, w, h]
+            pixels = crop(rgb, where) if where is not None else rgb
+            output = str(perceivers[fn](pixels, **(args or {}))).strip()
+            if not output:
+                raise StepError(f"perceive: {fn} saw nothing to answer in {where}")
+            return output
         except StepError:
             if time.monotonic() >= deadline:
                 raise

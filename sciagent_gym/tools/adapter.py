@@ -81,6 +81,16 @@ class ToolAdapter:
         return importlib.import_module(f"sciagent_gym.envs.{self.name}.data").GENERATORS
 
     @property
+    def perceivers(self) -> dict[str, Callable[..., str]]:
+        """``PERCEIVERS`` of the tool's ``perceive.py``: functions a GUI oracle's ``perceive``
+        step uses to read an answer off the displayed pixels where OCR cannot (a lattice's
+        spacing, a curve's yield point), so that even a figure question's GUI oracle answers
+        from what is on the screen, never from the gold."""
+        if not (self.info.folder / "perceive.py").is_file():
+            return {}
+        return importlib.import_module(f"sciagent_gym.envs.{self.name}.perceive").PERCEIVERS
+
+    @property
     def name(self) -> str:
         return self.info.name
 

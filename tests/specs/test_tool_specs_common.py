@@ -61,6 +61,9 @@ def test_every_task_has_a_gui_oracle_that_waits_fits_and_types_no_gold(tool, spe
     counts = {Task(spec, v, {}, PLACEHOLDER_PATHS).oracle_steps for v in some_variants(spec, 64)}
     assert max(counts) <= spec.max_steps, (counts, spec.max_steps)
     for step in _flat(spec.gui_oracle):
+        if isinstance(step, dict) and "perceive" in step:
+            # a perceiver measures what is shown: its args may name the options, not the gold
+            assert "gold" not in json.dumps(step["perceive"]), f"{spec_id}: {step}"
         texts = step.get("do", []) if isinstance(step, dict) and "in_window" in step else [
             step.get("answer", "") if isinstance(step, dict) else step]
         for text in texts:

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 from sciagent_gym.actions import types as A
@@ -240,3 +241,61 @@ def test_list_gives_each_task_its_gui_oracle_step_range(capsys):
     table = capsys.readouterr().out
     assert "| `ds9/toggle-grid` | easy | gui | 10 | 1-3 |" in table
     assert "| `ds9/missing-extension` | " in table and "FAIL is right" in table
+
+
+# -- perceive: a tool's own pixel reader ----------------------------------------------------
+
+def test_perceive_answers_what_the_tools_perceiver_measured_in_the_window(env, monkeypatch):
+    env.reset(seed=0, options={"task": "faketool/sum-numbers"})
+    provider = env.provider
+    frame = np.zeros((provider.height, provider.width, 3), dtype=np.uint8)
+    win = next(w for w in provider.windows() if w.title == "Fake Tool")
+    # a quarter of a 20 x 20 square at the window's (10, 10) is white
+    frame[win.y + 10:win.y + 20, win.x + 10:win.x + 20] = 255
+    monkeypatch.setattr(provider, "wait_settled", lambda: frame.copy())
+    taken = run_steps(env, [{"perceive": {"fn": "bright_share", "window": "^Fake Tool$",
+                                          "region": [10, 10, 20, 20]},
+                             "answer": "{output} %"}])
+    assert taken == 1 and env.sent[-1] == {"type": "answer", "text": "25 %"}
+    # args reach the perceiver: nothing in the square is brighter than 255
+    run_steps(env, [{"perceive": {"fn": "bright_share", "window": "^Fake Tool$",
+                                  "region": [10, 10, 20, 20], "args": {"level": 255}},
+                     "answer": "{output} %"}])
+    assert env.sent[-1] == {"type": "answer", "text": "0 %"}
+    with pytest.raises(StepError, match="blank"):
+        run_steps(env, [{"perceive": {"fn": "bright_share", "region": [0, 0, 5, 5]},
+                         "answer": "{output}"}])
+    with pytest.raises(StepError, match=r"no perceiver 'nope'.*bright_share"):
+        run_steps(env, [{"perceive": {"fn": "nope"}, "answer": "{output}"}])
+
+
+def test_perceive_with_a_timeout_looks_again_until_the_figure_is_shown(env, monkeypatch):
+    env.reset(seed=0, options={"task": "faketool/sum-numbers"})
+    provider = env.provider
+    blank = np.zeros((provider.height, provider.width, 3), dtype=np.uint8)
+    shown = blank.copy()
+    shown[:, : provider.width // 2] = 255
+    frames = iter([blank, blank, shown])
+    monkeypatch.setattr(provider, "wait_settled", lambda: next(frames))
+    run_steps(env, [{"perceive": {"fn": "bright_share", "timeout": 10}, "answer": "{output}"}])
+    assert env.sent[-1] == {"type": "answer", "text": "50"}
+    # without a timeout one look is all
+    monkeypatch.setattr(provider, "wait_settled", lambda: blank.copy())
+    with pytest.raises(StepError, match="blank"):
+        run_steps(env, [{"perceive": {"fn": "bright_share"}, "answer": "{output}"}])
+
+
+def test_perceive_steps_are_validated_gui_only_and_counted():
+    step = {"perceive": {"fn": "bright_share", "args": {"level": 10}}, "answer": "{output}"}
+    assert _spec(gui_oracle=[step, "DONE"]).gui_oracle == [step, "DONE"]
+    assert gui_only([step, "DONE"]) and count_oracle_steps([step, "DONE"]) == 2
+    for bad in ({"perceive": {"fn": 3}, "answer": "{output}"},
+                {"perceive": {"fn": "f", "args": [1]}, "answer": "{output}"},
+                {"perceive": {"fn": "f", "gold": 1}, "answer": "{output}"},
+                {"perceive": {"fn": "f"}, "answer": "no placeholder"},
+                {"perceive": {"fn": "f", "timeout": 301}, "answer": "{output}"}):
+        with pytest.raises(TaskSpecError, match=r"gui_oracle\[0\].*perceive step"):
+            _spec(gui_oracle=[bad, "DONE"])
+    with pytest.raises(TaskSpecError, match=r"perceive.region"):
+        _spec(gui_oracle=[{"perceive": {"fn": "f", "region": [1, 2]}, "answer": "{output}"},
+                          "DONE"])

@@ -37,7 +37,7 @@ venv: .stamp/venv
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "$(TORCH)"
-	$(PY) -m pip install -q -e ".[dev,rl,data,ray]"
+	$(PY) -m pip install -q -e ".[dev,rl,data,ray,figures]"
 	python3 sciagent_gym/deps.py --pip | xargs -r $(PY) -m pip install -q
 	@touch $@
 

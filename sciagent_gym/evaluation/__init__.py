@@ -3,6 +3,7 @@ and turn a list of weighted criteria into a partial-credit score."""
 
 from __future__ import annotations
 
+from . import answer_checks as _answer_checks  # noqa: F401  registers choice, sts_at_least
 from .checks import CHECKS, register_check
 from .cost import CHEAP_GETTERS, is_cheap
 from .evaluator import (

@@ -202,9 +202,34 @@ def _input_images(start: Path) -> list[tuple[int, int]]:
 
 # -- the catalogue for one task ------------------------------------------------------------------
 
-def generic_cheats(criteria: Sequence[Criterion], start: Path) -> list[Cheat]:
+def _choice_cheats(criteria: Sequence[Criterion], instruction: str | None) -> list[Cheat]:
+    """Against ``choice`` criteria: every option at once (letters, then the lettered texts),
+    the question copied back (the instruction when known, else its options block) and a wrong
+    option of the right form."""
+    out: list[Cheat] = []
+    choices = [c for c in criteria if c.check == "choice"
+               and isinstance(c.check_params.get("options"), list) and c.check_params["options"]]
+    for k, c in enumerate(choices):
+        options, expected = c.check_params["options"], c.check_params.get("expected")
+        tag = f"-{k + 1}" if len(choices) > 1 else ""
+        letters = [chr(ord("A") + i) for i in range(len(options))]
+        listed = " ".join(f"({x}) {o}" for x, o in zip(letters, options, strict=True))
+        wrong = next((x for x, o in zip(letters, options, strict=True)
+                      if str(expected).strip().upper() != x and str(expected).strip() != o), None)
+        out += [Cheat(f"choice-every-letter{tag}", "answer", answer=", ".join(letters)),
+                Cheat(f"choice-every-option{tag}", "answer", answer=listed),
+                Cheat(f"choice-question-copied{tag}", "answer",
+                      answer=instruction or f"Which option fits the figure? {listed}")]
+        if wrong:
+            out.append(Cheat(f"choice-wrong-option{tag}", "answer", answer=wrong))
+    return list({ch.answer: ch for ch in out}.values())
+
+
+def generic_cheats(criteria: Sequence[Criterion], start: Path,
+                   instruction: str | None = None) -> list[Cheat]:
     """The generic cheats for a task whose criteria are ``criteria``, ``start`` being its work
-    directory at the start (the inputs)."""
+    directory at the start (the inputs); ``instruction`` (the task's text) is what an agent
+    could copy back as its answer."""
     outputs = output_paths(criteria)
     cheats = [Cheat("done-at-once", "done")]
     if outputs:
@@ -217,6 +242,7 @@ def generic_cheats(criteria: Sequence[Criterion], start: Path) -> list[Cheat]:
         cheats.append(Cheat("answer-zero", "answer", answer="0"))
         for i, text in enumerate(_answer_forms(criteria)):
             cheats.append(Cheat(f"answer-wrong-{i + 1}", "answer", answer=text))
+        cheats += _choice_cheats(criteria, instruction)
     return cheats
 
 

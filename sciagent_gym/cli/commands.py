@@ -194,7 +194,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from sciagent_gym.runs import reports
+    from sciagent_gym.runs import csmbench_report, reports
     from sciagent_gym.runs.reports import (
         episode_metrics,
         format_table,
@@ -229,10 +229,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     stbench = _stbench_summary(results, args.baseline)
     if stbench is not None:
         metrics["stbench"] = stbench
+    csmbench = csmbench_report.attach(metrics, args)  # CSMBench items: metrics and table
     if args.json:
         print(json.dumps(metrics, indent=2, default=str))
     else:
-        print(format_table(metrics))
+        print(format_table(metrics) + csmbench)
         if stbench is not None:
             from sciagent_gym.runs.stbench_report import format_stbench
 

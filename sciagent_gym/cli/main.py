@@ -141,6 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--baseline", metavar="RUN_DIR",
                    help="ST-Bench queries: win rate, gain and cost ratios against this run")
+    p.add_argument("--judge-url", metavar="URL",
+                   help="CSMBench items: an OpenAI-compatible endpoint (ending before "
+                        "/chat/completions) whose model scores open answers 1-10")
+    p.add_argument("--judge-model", default="gpt-4o-2024-11-20",
+                   help="the judge's model name (default: CSMBench's, gpt-4o-2024-11-20)")
+    p.add_argument("--judge-key", help="the judge's API key (default: $SCIAGENT_JUDGE_API_KEY)")
     p.set_defaults(func=commands.cmd_report)
 
     p = sub.add_parser("bench", help="reset/step speed, episodes per hour, vector throughput, "

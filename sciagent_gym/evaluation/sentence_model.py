@@ -84,6 +84,7 @@ def model_dir() -> Path:
                 if not dest.is_relative_to(tmp.resolve()):
                     raise SciAgentError(f"{zpath}: entry {info.filename!r} leaves the folder")
             z.extractall(tmp)
+        tmp.chmod(0o755)  # mkdtemp's 0700 would hide the shared cache from other users
         try:
             tmp.rename(target)
         except OSError:  # another process renamed its copy first

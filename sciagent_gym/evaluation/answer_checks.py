@@ -3,8 +3,10 @@ semantic similarity to a reference (``sts_at_least``).
 
 ``choice`` is CSMBench's accuracy made strict against a policy that games it: the answer must
 name exactly one option, by its letter (``B``, ``(B)``, ``B)``, ``B.``, ``Answer: B``) or by
-the option's text (or both, agreeing), and that option must be the expected one. Several
-letters, no option, or the whole option list pasted back fail, each with the reason.
+the option's text (or both, agreeing: ``(B) text``, ``B. text``, ``B - text``), and that option
+must be the expected one. Several letters, no option, or the whole option list pasted back
+fail, each with the reason. ``expected`` is the right option's letter or its text (never an
+index: 0- or 1-based would be a guess).
 
 ``sts_at_least`` passes when the cosine of the all-MiniLM-L6-v2 vectors of the answer and the
 reference reaches ``min`` (see :mod:`.sentence_model`); the detail carries the score so a report
@@ -25,8 +27,9 @@ LETTERS = string.ascii_uppercase
 _MAX_ANSWER = 4000  # longer answers are not one option's text; never embedded either
 _LEAD = r"(?:(?:the\s+)?(?:correct\s+)?(?:answer|option|choice)(?:\s+is)?\s*[:=]?\s*)?"
 _LETTER_ONLY = re.compile(rf"^{_LEAD}[(\[]?\s*([A-Za-z])\s*[)\].:]?$", re.I)
-_LETTER_TEXT = re.compile(rf"^{_LEAD}(?:\(([A-Za-z])\)|\[([A-Za-z])\]|([A-Za-z])[).:])\s*(.+)$",
-                          re.I | re.S)
+_LETTER_TEXT = re.compile(
+    rf"^{_LEAD}(?:\(([A-Za-z])\)|\[([A-Za-z])\]|([A-Za-z])(?:[).:]|\s+[-–—]))\s*(.+)$",
+    re.I | re.S)
 _LETTER_MARK = re.compile(r"(?:^|[\s,;/(\[])([A-Z])(?=$|[\s,;/.:)\]])")
 
 

@@ -16,6 +16,7 @@ OPTIONS = ["FCC lattice, a = 3.6 Å", "BCC lattice, a = 2.9 Å", "HCP lattice", 
     "B", "b", "(B)", "B)", "B.", "[B]", " B ", "Answer: B", "The answer is (B)", "option B",
     "BCC lattice, a = 2.9 Å", "bcc  lattice, a = 2.9 å.", '"BCC lattice, a = 2.9 Å"',
     "(B) BCC lattice, a = 2.9 Å", "B) BCC lattice, a = 2.9 Å", "B. BCC lattice, a = 2.9 Å",
+    "B - BCC lattice, a = 2.9 Å", "Option B: BCC lattice, a = 2.9 Å",
 ])
 def test_choice_accepts_one_named_option(answer):
     ok, detail = CHECKS["choice"](answer, OPTIONS, "B")
@@ -34,6 +35,9 @@ def test_choice_accepts_one_named_option(answer):
      "names 4 options"),
     ("FCC lattice, a = 3.6 Å; BCC lattice, a = 2.9 Å", "names 2 options"),
     ("B) HCP lattice", "disagree"),
+    ("C - BCC lattice, a = 2.9 Å", "disagree"),
+    ("A-B", "names no option"),
+    ("Both A and B", "several letters (A, B)"),
     ("", "empty answer"),
     ("   ", "empty answer"),
     ("E", "past the 4 options"),

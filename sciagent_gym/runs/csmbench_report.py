@@ -4,11 +4,12 @@ and cut by the figure's scale (a ``scale:<atomic|micro|meso|macro>`` tag) and it
 
 An episode is a CSMBench item when its spec is tagged ``csmbench``: multiple-choice when its
 criteria hold a ``choice`` check (correct when every such criterion passed, as recorded),
-open when they hold ``sts_at_least``. The open items' reference texts are gold values, which
-no run keeps; like ``rescore``, the report stages the same variant into a scratch directory
-to recompute them, and reads the agent's answer from the episode's saved final state. An
-open item with no answer scores STS 0, BERTScore F1 0 and judge 1 (the scale's floor), and is
-counted as unanswered.
+open when they hold ``sts_at_least``, else a value item (a number or name checked by other
+ops: correct when the episode succeeded), reported beside them by accuracy. The open items'
+reference texts are gold values, which no run keeps; like ``rescore``, the report stages the
+same variant into a scratch directory to recompute them, and reads the agent's answer from the
+episode's saved final state. An open item with no answer scores STS 0, BERTScore F1 0 and
+judge 1 (the scale's floor), and is counted as unanswered.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class Item:
 
     task_id: str
     variant: int
-    kind: str  # "mc" or "open"
+    kind: str  # "mc", "open" (free text, STS) or "value" (a number or name checked otherwise)
     scale: str
     correct: bool = False
     answer: str | None = None
@@ -98,18 +99,18 @@ def csmbench_items(results: Iterable[Mapping[str, Any]],
             if spec is None or TAG not in spec.tags:
                 continue
             ops = {_op(c) for c in spec.evaluator}
-            item = Item(r["task_id"], int(r["variant"]), "mc" if "choice" in ops else "open",
-                        _scale(spec))
+            kind = "mc" if "choice" in ops else "open" if "sts_at_least" in ops else "value"
+            item = Item(r["task_id"], int(r["variant"]), kind, _scale(spec))
             if item.kind == "mc":
                 names = {c.get("name") for c in spec.evaluator if _op(c) == "choice"}
                 got = [c for c in r.get("criteria", []) if c.get("name") in names]
                 item.correct = bool(got) and all(c.get("passed") for c in got)
-            elif "sts_at_least" in ops:
+            elif kind == "open":
                 item.answer = _answer(r)
                 item.reference, item.question = _staged_reference(spec, r,
                                                                   Path(scratch) / str(n))
             else:
-                continue
+                item.correct = bool(r.get("success"))
             items.append(item)
     return items
 
@@ -168,9 +169,11 @@ def csmbench_summary(items: list[Item], bertscore: bool = True, judge=None) -> d
     judged, judge_missing, judge_error = ({}, 0, "") if judge is None else \
         _judge_all(judge, open_items)
 
-    def cell(mc: list[Item], idx: list[int]) -> dict[str, Any]:
+    def cell(mc: list[Item], idx: list[int], values: list[Item]) -> dict[str, Any]:
         return {"mc_items": len(mc),
                 "accuracy": _mean([float(it.correct) for it in mc]),
+                "value_items": len(values),
+                "value_accuracy": _mean([float(it.correct) for it in values]),
                 "open_items": len(idx),
                 "answered": sum(open_items[i].answer is not None for i in idx),
                 "sts": _mean([sts[i] for i in idx]),
@@ -179,11 +182,13 @@ def csmbench_summary(items: list[Item], bertscore: bool = True, judge=None) -> d
                 "judged": sum(i in judged for i in idx)}
 
     mc_all = [it for it in items if it.kind == "mc"]
+    values = [it for it in items if it.kind == "value"]
     scales = sorted({it.scale for it in items},
                     key=lambda s: (SCALES.index(s) if s in SCALES else len(SCALES), s))
     by_scale = {s: cell([it for it in mc_all if it.scale == s],
-                        [i for i, it in enumerate(open_items) if it.scale == s]) for s in scales}
-    return {"items": len(items), "overall": cell(mc_all, list(range(len(open_items)))),
+                        [i for i, it in enumerate(open_items) if it.scale == s],
+                        [it for it in values if it.scale == s]) for s in scales}
+    return {"items": len(items), "overall": cell(mc_all, list(range(len(open_items))), values),
             "by_scale": by_scale, "bertscore": bert_note,
             "judge": (f"{judge.model} at {judge.url}" if judge else "not requested"),
             "judge_missing": judge_missing, "judge_error": judge_error}
@@ -208,6 +213,9 @@ def format_csmbench(summary: Mapping[str, Any]) -> str:
         if c["mc_items"]:
             lines.append(f"{name:<10} {'mc':<5} {c['mc_items']:>5} {_f(c['accuracy']):>8} "
                          f"{'-':>8} {'-':>6} {'-':>7} {'-':>5}")
+        if c["value_items"]:
+            lines.append(f"{name:<10} {'value':<5} {c['value_items']:>5} "
+                         f"{_f(c['value_accuracy']):>8} {'-':>8} {'-':>6} {'-':>7} {'-':>5}")
         if c["open_items"]:
             lines.append(f"{name:<10} {'open':<5} {c['open_items']:>5} {'-':>8} "
                          f"{c['answered']:>8} {_f(c['sts']):>6} {_f(c['bertscore_f1']):>7} "

@@ -20,7 +20,8 @@ from sciagent_gym.tools.discovery import add_tools_root, remove_tools_root
 
 FIXTURE_TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
 SUM = "faketool/sum-numbers"
-MC, OPEN = "faketool/csm-mc", "faketool/csm-open"
+MC, OPEN, VALUE = "faketool/csm-mc", "faketool/csm-open", "faketool/csm-value"
+SCALE = {MC: "scale:macro", OPEN: "scale:micro", VALUE: "scale:meso"}
 OPTIONS = ["a grain micrograph", "a stress-strain curve", "a phase diagram"]
 REFERENCE = "The numbers in the file add up to {gold.numbers.sum} in total."
 
@@ -39,15 +40,17 @@ def fixture_tools(tmp_path_factory):
 def item_spec(task_id: str, answer: str | None) -> object:
     """The fixture's sum task as a CSMBench item answering ``answer`` (None: no answer)."""
     data = json.loads((FIXTURE_TOOLS / "task_specs" / f"{SUM}.json").read_text())
-    mc = task_id == MC
-    check = {"op": "choice", "options": OPTIONS, "expected": "B"} if mc else \
-        {"op": "sts_at_least", "reference": REFERENCE, "min": 0.5}
-    data.update(id=task_id, tags=["csmbench", "scale:macro" if mc else "scale:micro"],
+    getter, check = "answer_text", {"op": "sts_at_least", "reference": REFERENCE, "min": 0.5}
+    if task_id == MC:
+        check = {"op": "choice", "options": OPTIONS, "expected": "B"}
+    elif task_id == VALUE:
+        getter, check = "answer_number", {"op": "numeric", "expected": "$gold.numbers.sum"}
+    data.update(id=task_id, tags=["csmbench", SCALE[task_id]],
                 oracle=([f'answer("{answer}")'] if answer is not None else []) + ["DONE"])
     data["evaluator"] = {"criteria": [
         {"name": "answered", "weight": 0, "gate": True, "getter": "answer_given",
          "check": "is_true"},
-        {"name": "the item", "weight": 1, "getter": "answer_text", "check": check}]}
+        {"name": "the item", "weight": 1, "getter": getter, "check": check}]}
     return parse_spec(data, f"{task_id}.json")
 
 
@@ -72,10 +75,11 @@ PARAPHRASE = "Their total is {gold.numbers.sum}."
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """MC: right, right (by text), wrong, two letters; open: a paraphrase of the reference, an
-    unrelated sentence, no answer."""
+    unrelated sentence, no answer; value: right, wrong."""
     out = tmp_path_factory.mktemp("run")
     specs = record(out, {MC: ["B", "a stress-strain curve", "A", "A, B"],
-                         OPEN: [PARAPHRASE, "The harbour was windy all afternoon.", None]})
+                         OPEN: [PARAPHRASE, "The harbour was windy all afternoon.", None],
+                         VALUE: ["{gold.numbers.sum}", "0"]})
     return out, specs
 
 
@@ -108,9 +112,10 @@ def test_summary_accuracy_sts_bertscore_and_judge(run, model_server):
          for ep in sorted(out.iterdir())], specs)
     s = cr.csmbench_summary(items, judge=judge)
     o = s["overall"]
-    assert (s["items"], o["mc_items"], o["open_items"], o["answered"]) == (7, 4, 3, 2)
+    assert (s["items"], o["mc_items"], o["open_items"], o["answered"]) == (9, 4, 3, 2)
     assert o["accuracy"] == 0.5
-    assert set(s["by_scale"]) == {"micro", "macro"}
+    assert (o["value_items"], o["value_accuracy"]) == (2, 0.5)
+    assert list(s["by_scale"]) == ["micro", "meso", "macro"]       # in CSMBench's order
     assert s["by_scale"]["macro"]["accuracy"] == 0.5 and s["by_scale"]["macro"]["sts"] is None
     # paraphrase high, unrelated low, missing 0: the mean of three
     assert 0.1 < o["sts"] < 0.6 and s["by_scale"]["micro"]["sts"] == o["sts"]
@@ -121,6 +126,7 @@ def test_summary_accuracy_sts_bertscore_and_judge(run, model_server):
     assert o["judged"] == 3 and s["judge_missing"] == 0
     table = cr.format_csmbench(s)
     assert "macro      mc" in table and "micro      open" in table and "judge-m at" in table
+    assert "meso       value     2    0.500" in table
 
 
 def test_report_cli_prints_and_saves_csmbench(run, model_server, monkeypatch, capsys):
@@ -135,7 +141,7 @@ def test_report_cli_prints_and_saves_csmbench(run, model_server, monkeypatch, ca
     assert server.headers[-1]["Authorization"] == "Bearer k"
     assert main(["report", str(out), "--out", str(out.parent / "rep")]) == 0
     text = capsys.readouterr().out
-    assert "CSMBench: 7 items" in text and "LLM judge: not requested" in text
+    assert "CSMBench: 9 items" in text and "LLM judge: not requested" in text
 
 
 def test_runs_without_csmbench_items_print_nothing_new(tmp_path, capsys):

@@ -6,6 +6,7 @@ so the report must stage the variant again to read it."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -29,12 +30,13 @@ REFERENCE = "The numbers in the file add up to {gold.numbers.sum} in total."
 @pytest.fixture(scope="module", autouse=True)
 def fixture_tools(tmp_path_factory):
     """The fixture tool, and a temporary model cache (the sentence model is extracted there)."""
-    env = pytest.MonkeyPatch()
-    env.setenv("SCIAGENT_CACHE", str(tmp_path_factory.mktemp("cache")))
+    env, cache = pytest.MonkeyPatch(), tmp_path_factory.mktemp("cache")
+    env.setenv("SCIAGENT_CACHE", str(cache))
     add_tools_root(FIXTURE_TOOLS)
     yield
     remove_tools_root(FIXTURE_TOOLS)
     env.undo()
+    shutil.rmtree(cache, ignore_errors=True)   # 90 MB of weights: not kept by pytest
 
 
 def item_spec(task_id: str, answer: str | None) -> object:

@@ -4,6 +4,7 @@ for the whole module (from a fresh extraction into a temporary cache)."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 
 import numpy as np
@@ -44,6 +45,7 @@ def model(tmp_path_factory):
     finally:
         load_env.undo()
         module_env.undo()
+        shutil.rmtree(cache, ignore_errors=True)   # 90 MB of weights: not kept by pytest
 
 
 def test_vectors_are_384_d_unit_and_deterministic(model):

@@ -166,7 +166,8 @@ def info_split(base) -> str:
 
 def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
                 out_dir: Path | None = None, max_steps: int | None = None,
-                agent=None, demos: str | Path | None = None) -> EpisodeResult:
+                agent=None, demos: str | Path | None = None,
+                options: dict[str, Any] | None = None) -> EpisodeResult:
     """One episode of ``policy`` on ``env`` (a made env), recorded into ``out_dir`` if given.
 
     ``policy="vlm"`` needs ``agent``, a :class:`sciagent_gym.agents.PromptAgent` (or anything
@@ -174,6 +175,8 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
     reply)`` / ``usage`` shape); its replies and usage are recorded with each step. With
     ``demos`` (a directory of ``sciagent-gym demos``), the agent is shown one demonstration of
     the same task on another variant as a worked example (none if the directory has none).
+    ``options`` go to ``reset`` beside the task (e.g. ``{"query": "<id>"}`` pins one query of
+    a query pool).
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
@@ -181,7 +184,8 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
         raise ValueError("policy 'vlm' needs an agent (e.g. sciagent_gym.agents.PromptAgent)")
     base = env.unwrapped
     t0 = time.monotonic()
-    obs, info = env.reset(seed=seed, options={"task": task} if task else None)
+    reset_options = {**(options or {}), **({"task": task} if task else {})}
+    obs, info = env.reset(seed=seed, options=reset_options or None)
     reset_seconds = time.monotonic() - t0
     recorder = _Recorder(out_dir)
     recorder.line({"reset": {k: info[k] for k in ("task_id", "variant", "instruction",

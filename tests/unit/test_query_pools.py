@@ -83,6 +83,16 @@ def test_reset_by_query_id_fills_scope_and_query_params(env):
     assert len((env.provider.host_work_dir / "numbers.txt").read_text().split()) == 5
 
 
+def test_a_run_pins_a_query_and_records_it(env, tmp_path):
+    from sciagent_gym.runs.rollout import run_episode
+
+    result = run_episode(env, "oracle", seed=5, options={"query": "arid-basins"},
+                         out_dir=tmp_path / "ep")
+    assert (result.query, result.variant, result.policy) == ("arid-basins", 1, "oracle")
+    saved = json.loads((tmp_path / "ep" / "result.json").read_text())
+    assert saved["query"] == "arid-basins"
+
+
 def test_drawn_variants_are_query_indices_of_the_asked_split():
     for split in ("train", "val", "test"):
         env = SciGUIEnv("faketool", task=SUM, provider="fake", screen_size=(160, 100),

@@ -72,13 +72,13 @@ def _token_states(texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
     """(unit token vectors, weights) per text: layer-6 states of MiniLM, [CLS]/[SEP] weight 0."""
     import torch
 
-    from sciagent_gym.evaluation.sentence_model import load_model
+    from sciagent_gym.evaluation.sentence_model import load_model, one_thread
 
     st = load_model()
     bert, tok = st[0].auto_model, st.tokenizer
     special = {tok.cls_token_id, tok.sep_token_id}
     out = []
-    with torch.no_grad():
+    with torch.no_grad(), one_thread():
         for text in texts:
             enc = tok(text.strip(), return_tensors="pt", truncation=True,
                       max_length=tok.model_max_length)

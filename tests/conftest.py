@@ -9,14 +9,13 @@ where a missing program fails it; tests of another tool say so with ``helpers.re
 from __future__ import annotations
 
 import fcntl
-import json
 import tempfile
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from helpers import DISPLAY_PROGRAMS, REQUIRE_APPS, missing_programs, tool_missing
+
+from sciagent_gym.agents.scripted_server import ScriptedModelServer
 
 E2E_DIR = Path(__file__).parent / "e2e"
 
@@ -73,61 +72,12 @@ def one_vm_at_a_time():
 
 # -- a scripted model server for the prompt agent --------------------------------------------------
 
-
-class ScriptedModel:
-    """Serves /v1/chat/completions; each request takes the next scripted (status, reply)."""
-
-    def __init__(self, script: list[tuple[int, str]]) -> None:
-        self.script = list(script)
-        self.requests: list[dict] = []
-        self.headers: list[dict] = []
-        model = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                model.requests.append(body)
-                model.headers.append(dict(self.headers))
-                if self.path != "/v1/chat/completions":
-                    self.send_error(404)
-                    return
-                status, reply = model.script.pop(0) if model.script else (200, "DONE")
-                if status != 200:
-                    self.send_response(status)
-                    self.send_header("Retry-After", "0")
-                    self.end_headers()
-                    self.wfile.write(b'{"error": "scripted failure"}')
-                    return
-                payload = json.dumps({
-                    "id": "x", "object": "chat.completion", "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": reply}}],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 7,
-                              "total_tokens": 107}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def model_server():
     servers = []
 
     def make(script):
-        servers.append(ScriptedModel(script))
+        servers.append(ScriptedModelServer(script))
         return servers[-1]
 
     yield make

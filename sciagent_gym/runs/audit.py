@@ -244,7 +244,7 @@ def _generic_cheats(base, spec, seed: int, noop_score: float, start: FinalState,
     task)."""
     out = []
     criteria = base.task.criteria()
-    for cheat in generic_cheats(criteria, start.work_dir):
+    for cheat in generic_cheats(criteria, start.work_dir, base.task.instruction):
         t0 = time.monotonic()
         ev = play_offline(cheat, criteria, start, scratch / "cheat")
         case = f"cheat:{cheat.name}"

@@ -243,6 +243,9 @@ def generic_cheats(criteria: Sequence[Criterion], start: Path,
         for i, text in enumerate(_answer_forms(criteria)):
             cheats.append(Cheat(f"answer-wrong-{i + 1}", "answer", answer=text))
         cheats += _choice_cheats(criteria, instruction)
+        if instruction and any(c.check == "sts_at_least" for c in criteria):
+            # an open answer scored by similarity: the question shares the answer's words
+            cheats.append(Cheat("answer-question-copied", "answer", answer=instruction))
     return cheats
 
 

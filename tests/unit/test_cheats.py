@@ -169,3 +169,18 @@ def test_report_table_shows_cheats_and_modalities():
     report.cases.append(CaseResult("demo/c", 0, "cheat:done-at-once", 1.0, True, True, [], 0.0,
                                    noop_correct=True))
     assert "cheat successes: 0 (and 1 on do-nothing variants" in report.table()
+
+
+def test_an_open_answer_scored_by_similarity_is_cheated_with_the_question(start):
+    """The question shares words with its answer: copying it back is a cheat the audit plays
+    (scored by the model in the FigureQA audit); a numeric answer task does not get it."""
+    question = "What does the micrograph show? Answer in one sentence."
+    sts = criteria({"getter": {"fn": "answer_text"},
+                    "check": {"op": "sts_at_least", "reference": "equiaxed grains", "min": 0.7}})
+    copied = [c for c in generic_cheats(sts, start, question) if c.name == "answer-question-copied"]
+    assert [c.answer for c in copied] == [question]
+    assert not [c for c in generic_cheats(sts, start) if c.name == "answer-question-copied"]
+    numeric = criteria({"getter": {"fn": "answer_number"},
+                        "check": {"op": "in_range", "min": 1.0, "max": 1.2}})
+    assert "answer-question-copied" not in {c.name for c in generic_cheats(numeric, start,
+                                                                           question)}

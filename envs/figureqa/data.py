@@ -1,0 +1,372 @@
+"""Seeded figure generators of SciGUI-FigureQA-v0 (CSMBench-style cross-scale perception).
+
+Every generator takes ``(work_dir, rng, item, path="figure.png")``, writes one 900x700 PNG
+figure into the work directory and returns its gold: ``value`` (open items: the number the
+question asks for), or ``letter`` and ``options`` (multiple-choice items: the right letter of
+four options that differ in one scientific attribute), plus ``wrong`` / ``wrong_letter`` for
+negatives and ``scale`` (atomic, micro, meso, macro). The figure depends on the family and
+``item`` alone (:func:`~.common.item_rng`), so a query pool's items are stable whatever seed
+the core passes; ``rng`` is unused. ``choices(family, item)`` gives an MC item's option text
+without drawing the figure (the spec builder puts it in the query's params).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import figures_atomic as atomic
+from . import figures_macro as macro
+from . import figures_micro as micro
+from .common import BOX, canvas, caption, item_rng, options, paste_box, save, scale_bar
+
+BAR_VALUES_UM = (5, 10, 20, 50, 100, 200, 500)
+
+
+def _bar(px_per_unit: float, values: tuple[float, ...], lo: float = 90, hi: float = 330
+         ) -> tuple[float, int]:
+    """The scale-bar value (from ``values``) whose length in pixels falls in [lo, hi]."""
+    for v in values:
+        if lo <= v * px_per_unit <= hi:
+            return v, int(round(v * px_per_unit))
+    v = min(values, key=lambda v: abs(v * px_per_unit - (lo + hi) / 2))
+    return v, int(round(v * px_per_unit))
+
+
+def _image_figure(content: np.ndarray, bar: tuple[float, int] | None, unit: str,
+                  label: str) -> np.ndarray:
+    img = canvas()
+    paste_box(img, content)
+    if bar is not None:
+        value, px = bar
+        img = scale_bar(img, px, f"{value:g} {unit}")
+    return caption(img, label)
+
+
+# -- atomic ------------------------------------------------------------------------------------
+
+def _lattice_type_draw(item: int) -> tuple[np.random.Generator, dict[str, Any]]:
+    rng = item_rng("lattice-type", item)
+    kind = atomic.LATTICES[item % 4]
+    ratio = float(rng.uniform(1.4, 1.7) if kind == "rectangular" else rng.uniform(2.2, 2.6))
+    a_px = float(rng.uniform(46, 70))
+    angle = float(rng.uniform(0, math.pi))
+    others = [k for k in atomic.LATTICES if k != kind]
+    opts = options(rng, kind, others, lambda k: f"a {k} lattice")
+    return rng, {"kind": kind, "ratio": ratio, "a_px": a_px, "angle": angle, **opts}
+
+
+def lattice_type(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
+    """A projected 2D lattice; MC: which Bravais lattice (the options differ in it alone)."""
+    r, p = _lattice_type_draw(item)
+    pts = atomic.lattice_points(p["kind"], p["a_px"], p["ratio"], p["angle"], r)
+    content = atomic.render_atoms(pts, atomic.atom_radius(p["kind"], p["a_px"], p["ratio"]), r)
+    save(_image_figure(content, None, "", f"FQ-LT-{item:02d}"), work, path)
+    wrong = next(k for k in p["options"] if k != p["letter"])
+    return {**_mc(p), "wrong_letter": wrong, "scale": "atomic"}
+
+
+#: What each lattice looks like, in the words the open item's reference answer uses.
+DESCRIPTIONS = {
+    "square": "a square lattice: every atom has four nearest neighbours at 90 degrees to "
+              "each other",
+    "hexagonal": "a hexagonal lattice: every atom has six nearest neighbours at 60 degrees to "
+                 "each other",
+    "rectangular": "a rectangular lattice: every atom has two nearest neighbours along the "
+                   "short side and two more along the long side, at 90 degrees",
+    "centred rectangular": "a centred rectangular lattice: a rectangular cell with an extra "
+                           "atom at its centre",
+}
+
+
+def lattice_pattern(kind: str) -> str:
+    """A regex an answer must match: it names ``kind`` and no other of the four lattices."""
+    names = {"square": r"square", "hexagonal": r"hexagonal",
+             "rectangular": r"(?<!centred )(?<!centered )rectangular",
+             "centred rectangular": r"cent(?:red|ered) rectangular"}
+    # a centred rectangular lattice has a rectangular cell: the plain word may stay
+    others = "|".join(v for k, v in names.items()
+                      if k != kind and not (kind == "centred rectangular" and k == "rectangular"))
+    return rf"(?is)^(?!.*\b(?:{others})\b).*\b{names[kind]}\b"
+
+
+def lattice_description(work: Path, rng: Any, item: int, path: str = "figure.png"
+                        ) -> dict[str, Any]:
+    """A projected 2D lattice; open sentence: which lattice it is (scored by STS against a
+    reference description, gated on naming the right lattice and no other)."""
+    r = item_rng("lattice-description", item)
+    kind = atomic.LATTICES[item % 4]
+    ratio = float(r.uniform(1.4, 1.7) if kind == "rectangular" else r.uniform(2.2, 2.6))
+    a_px = float(r.uniform(46, 70))
+    pts = atomic.lattice_points(kind, a_px, ratio, float(r.uniform(0, math.pi)), r)
+    content = atomic.render_atoms(pts, atomic.atom_radius(kind, a_px, ratio), r)
+    save(_image_figure(content, None, "", f"FQ-LD-{item:02d}"), work, path)
+    wrong = atomic.LATTICES[(item + 1) % 4]
+    return {"kind": kind, "reference": DESCRIPTIONS[kind], "pattern": lattice_pattern(kind),
+            "wrong": DESCRIPTIONS[wrong], "scale": "atomic"}
+
+
+def lattice_parameter(work: Path, rng: Any, item: int, path: str = "figure.png"
+                      ) -> dict[str, Any]:
+    """A square or hexagonal 2D lattice with a 1 nm scale bar; open: a in angstroms."""
+    r = item_rng("lattice-parameter", item)
+    kind = ("square", "hexagonal")[item % 2]
+    a_ang = float(np.round(r.uniform(2.5, 5.5), 2))
+    a_px = float(r.uniform(46, 88))
+    bar_px = int(round(a_px / a_ang * 10))
+    a_px = bar_px * a_ang / 10  # the drawn bar is whole pixels: keep a exact against it
+    pts = atomic.lattice_points(kind, a_px, 1.0, float(r.uniform(0, math.pi)), r)
+    content = atomic.render_atoms(pts, atomic.atom_radius(kind, a_px, 1.0), r)
+    save(_image_figure(content, (1, bar_px), "nm", f"FQ-LP-{item:02d}"), work, path)
+    return {"value": a_ang, "kind": kind, "pixels": round(a_px, 1),
+            "wrong": round(a_ang * (math.sqrt(3) if kind == "hexagonal" else math.sqrt(2)), 2),
+            "scale": "atomic"}
+
+
+def hrtem_spacing(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
+    """An HRTEM-like lattice image with a 2 nm scale bar; open: the fringe spacing in nm."""
+    r = item_rng("hrtem-spacing", item)
+    kind = ("square", "hexagonal")[item % 2]
+    d_nm = float(np.round(r.uniform(0.18, 0.40), 3))
+    d_px = float(r.uniform(13, 28))
+    bar_px = int(round(2 * d_px / d_nm))
+    d_px = bar_px * d_nm / 2
+    content = atomic.hrtem(kind, d_px, float(r.uniform(0, math.pi)), r)
+    save(_image_figure(content, (2, bar_px), "nm", f"FQ-HR-{item:02d}"), work, path)
+    return {"value": d_nm, "kind": kind, "pixels": round(d_px, 2),
+            "wrong": round(d_nm * 2, 3), "scale": "atomic"}
+
+
+# -- micro -------------------------------------------------------------------------------------
+
+def _grain_draw(family: str, item: int) -> dict[str, Any]:
+    r = item_rng(family, item)
+    n = int(r.integers(30, 140))
+    d_um = float(np.round(r.uniform(8, 120), 1))
+    return {"rng": r, "n": n, "d_um": d_um}
+
+
+def grain_size(work: Path, rng: Any, item: int, path: str = "figure.png",
+               bar: bool = True) -> dict[str, Any]:
+    """A Voronoi grain micrograph; open: the mean grain size (equivalent-circle diameter of
+    the mean grain area) in micrometres. Without ``bar`` the figure has no scale: the
+    question cannot be answered (an infeasible item)."""
+    p = _grain_draw("grain-size" if bar else "grain-size-no-scale", item)
+    content, n = micro.grains(p["rng"], p["n"])
+    _, _, w, h = BOX
+    d_px = math.sqrt(4 * w * h / (math.pi * n))
+    ppu = d_px / p["d_um"]
+    bar_spec = _bar(ppu, BAR_VALUES_UM) if bar else None
+    label = f"FQ-GS-{item:02d}" if bar else f"FQ-GN-{item:02d}"
+    save(_image_figure(content, bar_spec, "µm", label), work, path)
+    ppu_drawn = bar_spec[1] / bar_spec[0] if bar_spec else ppu
+    value = d_px / ppu_drawn
+    return {"value": round(value, 2), "grains": n, "pixels": round(d_px, 1),
+            "wrong": round(value * 1.6, 2), "scale": "micro"}
+
+
+def _phase_draw(item: int) -> dict[str, Any]:
+    r = item_rng("phase-fraction", item)
+    f = int(r.choice(np.arange(10, 65, 5)))
+    cands = [f + d for d in (-30, -20, -10, 10, 20, 30) if 5 <= f + d <= 80]
+    picks = [int(v) for v in r.choice(cands, 3, replace=False)]
+    opts = options(r, f, picks, lambda v: f"about {v} % of the area is the dark phase")
+    return {"rng": r, "f": f, "sigma": float(r.uniform(5, 14)), **opts}
+
+
+def phase_fraction(work: Path, rng: Any, item: int, path: str = "figure.png"
+                   ) -> dict[str, Any]:
+    """A two-phase micrograph; MC: the dark phase's area fraction (options differ in it)."""
+    p = _phase_draw(item)
+    content, frac = micro.phases(p["rng"], p["f"] / 100, p["sigma"])
+    _, _, w, _ = BOX
+    save(_image_figure(content, _bar(w / 120.0, BAR_VALUES_UM), "µm", f"FQ-PF-{item:02d}"),
+         work, path)
+    wrong = min((k for k in p["options"] if k != p["letter"]),
+                key=lambda k: abs(p["option_values"][k] - p["f"]))
+    return {**_mc(p), "fraction": round(frac * 100, 2), "wrong_letter": wrong,
+            "scale": "micro"}
+
+
+# -- meso --------------------------------------------------------------------------------------
+
+def porosity(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
+    """A porous ceramic cross-section; open: the porosity (pore area fraction) in %."""
+    r = item_rng("porosity", item)
+    content, frac = micro.pores(r, float(r.uniform(0.05, 0.40)))
+    _, _, w, _ = BOX
+    save(_image_figure(content, _bar(w / float(r.uniform(200, 800)), BAR_VALUES_UM), "µm",
+                       f"FQ-PO-{item:02d}"), work, path)
+    value = round(frac * 100, 2)
+    return {"value": value, "wrong": round(100 - value, 2), "scale": "meso"}
+
+
+ANGLES = tuple(range(0, 180, 15))
+
+
+def _fibre_draw(item: int) -> dict[str, Any]:
+    r = item_rng("fibre-orientation", item)
+    angle = int(ANGLES[item % len(ANGLES)])
+    others = [(angle + d) % 180 for d in (45, 90, 135)]
+    opts = options(r, angle, others, lambda v: f"fibres inclined about {v}° counter-clockwise "
+                                               "from the horizontal")
+    return {"rng": r, "angle": angle, **opts}
+
+
+def fibre_orientation(work: Path, rng: Any, item: int, path: str = "figure.png"
+                      ) -> dict[str, Any]:
+    """A fibre composite's section; MC: the fibres' angle (options differ in it alone)."""
+    p = _fibre_draw(item)
+    content = micro.fibres(p["rng"], p["angle"])
+    _, _, w, _ = BOX
+    save(_image_figure(content, _bar(w / 600.0, BAR_VALUES_UM), "µm", f"FQ-FO-{item:02d}"),
+         work, path)
+    perpendicular = next(k for k, v in p["option_values"].items()
+                         if (v - p["angle"]) % 180 == 90)
+    return {**_mc(p), "wrong_letter": perpendicular, "scale": "meso"}
+
+
+def particle_count(work: Path, rng: Any, item: int, path: str = "figure.png"
+                   ) -> dict[str, Any]:
+    """A particle-reinforced composite; open: the number of particles in the field."""
+    r = item_rng("particle-count", item)
+    content, n = micro.particles(r, int(r.integers(12, 61)))
+    _, _, w, _ = BOX
+    save(_image_figure(content, _bar(w / 400.0, BAR_VALUES_UM), "µm", f"FQ-PC-{item:02d}"),
+         work, path)
+    return {"value": n, "wrong": n + 3, "scale": "meso"}
+
+
+# -- macro -------------------------------------------------------------------------------------
+
+def uts(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
+    """One stress-strain curve; open: its ultimate tensile strength in MPa."""
+    r = item_rng("uts", item)
+    u = float(np.round(r.uniform(260, 900), 0))
+    sy = u * float(r.uniform(0.55, 0.85))
+    eu = float(r.uniform(6, 30))
+    ef = eu + float(r.uniform(4, 20))
+    strain, stress = macro.stress_strain(float(r.uniform(70, 210)), sy, u, eu, ef)
+    img = macro.plot_stress_strain([{"label": "", "colour": "blue", "strain": strain,
+                                     "stress": stress}], legend=False)
+    save(caption(img, f"FQ-UT-{item:02d}", (780, 675)), work, path)
+    return {"value": u, "yield": round(sy, 1), "wrong": round(sy, 0), "scale": "macro"}
+
+
+ALLOYS = ("P", "Q", "R", "S")
+
+
+def _ductile_draw(item: int) -> dict[str, Any]:
+    r = item_rng("ductile-curve", item)
+    ef = np.sort(r.choice(np.arange(8, 56, 7), 4, replace=False)).astype(float)
+    ef += r.uniform(-1.5, 1.5, 4)
+    strengths = np.sort(r.uniform(300, 900, 4))[::-1]  # the strongest is the least ductile
+    colours = [str(c) for c in r.permutation(list(macro.COLOURS))]
+    alloys = [str(a) for a in r.permutation(list(ALLOYS))]
+    curves = [{"label": f"Alloy {alloys[i]}", "colour": colours[i], "ef": float(ef[i]),
+               "uts": float(strengths[i])} for i in range(4)]
+    best = curves[3]
+    opts = options(r, best, [c for c in curves if c is not best],
+                   lambda c: f"Alloy {c['label'][-1]} (the {c['colour']} curve)")
+    return {"rng": r, "curves": curves, **opts}
+
+
+def ductile_curve(work: Path, rng: Any, item: int, path: str = "figure.png"
+                  ) -> dict[str, Any]:
+    """Four alloys' stress-strain curves; MC: the most ductile (largest elongation at
+    fracture). The strongest alloy is the least ductile, as in most alloy series."""
+    p = _ductile_draw(item)
+    r = p["rng"]
+    drawn = []
+    for c in p["curves"]:
+        eu = c["ef"] * float(r.uniform(0.55, 0.8))
+        strain, stress = macro.stress_strain(float(r.uniform(70, 210)),
+                                             c["uts"] * float(r.uniform(0.6, 0.85)),
+                                             c["uts"], eu, c["ef"])
+        drawn.append({**c, "strain": strain, "stress": stress})
+    img = macro.plot_stress_strain(drawn, legend=True)
+    save(caption(img, f"FQ-DC-{item:02d}", (780, 675)), work, path)
+    strongest = next(k for k, v in p["option_values"].items() if v is p["curves"][0])
+    return {**_mc(p), "wrong_letter": strongest, "scale": "macro"}
+
+
+SYSTEMS = (("Pb", "Sn"), ("Al", "Si"), ("Ag", "Cu"), ("Bi", "Cd"), ("Cu", "Ag"), ("Zn", "Sn"))
+
+
+def eutectic(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
+    """A binary eutectic phase diagram; open: the eutectic composition in wt% of B."""
+    r = item_rng("eutectic", item)
+    a, b = SYSTEMS[item % len(SYSTEMS)]
+    ta, tb = float(r.uniform(900, 1120)), float(r.uniform(750, 1050))
+    te = float(r.uniform(420, 650))
+    xe = float(np.round(r.uniform(22, 78), 1))
+    xa, xb = float(r.uniform(3, 10)), float(r.uniform(90, 97))
+    lines = macro.eutectic_lines(ta, tb, te, xe, xa, xb, float(r.uniform(0.0, 0.25)))
+    img = macro.plot_eutectic(lines, a, b, ta, tb, te, xe, xa, xb)
+    save(caption(img, f"FQ-EU-{item:02d}", (780, 675)), work, path)
+    wrong = xe + 15 if xe < 50 else xe - 15
+    return {"value": xe, "temperature": round(te, 1), "wrong": round(wrong, 1), "B": b,
+            "scale": "macro"}
+
+
+def arrhenius(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
+    """An Arrhenius plot of diffusion data; open: the activation energy in kJ/mol (from the
+    slope of the drawn least-squares line, -Ea/R per unit of 1000/T)."""
+    r = item_rng("arrhenius", item)
+    ea = float(r.uniform(80, 250))
+    x = np.sort(r.uniform(0.72, 1.48, int(r.integers(6, 10))))
+    slope = -ea / macro.R_GAS
+    centre = float(r.uniform(-30, -20))
+    y = centre + slope * (x - 1.1) + r.normal(0, 0.25, len(x))
+    fit = np.polyfit(x, y, 1)
+    img = macro.plot_arrhenius(x, y, (float(fit[0]), float(fit[1])))
+    save(caption(img, f"FQ-AR-{item:02d}", (780, 675)), work, path)
+    value = round(-float(fit[0]) * macro.R_GAS, 1)
+    return {"value": value, "wrong": round(value / 2.303, 1), "scale": "macro"}
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+def _mc(p: dict[str, Any]) -> dict[str, Any]:
+    return {"letter": p["letter"], "options": p["options"], "options_text": p["options_text"]}
+
+
+CHOICES: dict[str, Callable[[int], dict[str, Any]]] = {
+    "lattice_type": lambda i: _lattice_type_draw(i)[1],
+    "phase_fraction": _phase_draw,
+    "fibre_orientation": _fibre_draw,
+    "ductile_curve": _ductile_draw,
+}
+
+
+def choices(fn: str, item: int) -> str:
+    """An MC item's options as the instruction lists them (no figure drawn)."""
+    return CHOICES[fn](item)["options_text"]
+
+
+def grain_size_no_scale(work: Path, rng: Any, item: int, path: str = "figure.png"
+                        ) -> dict[str, Any]:
+    """The grain micrograph without a scale bar (infeasible: no length in µm can be read)."""
+    return grain_size(work, rng, item, path, bar=False)
+
+
+GENERATORS = {
+    "lattice_type": lattice_type,
+    "lattice_parameter": lattice_parameter,
+    "lattice_description": lattice_description,
+    "hrtem_spacing": hrtem_spacing,
+    "grain_size": grain_size,
+    "grain_size_no_scale": grain_size_no_scale,
+    "phase_fraction": phase_fraction,
+    "porosity": porosity,
+    "fibre_orientation": fibre_orientation,
+    "particle_count": particle_count,
+    "uts": uts,
+    "ductile_curve": ductile_curve,
+    "eutectic": eutectic,
+    "arrhenius": arrhenius,
+}

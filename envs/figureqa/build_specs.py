@@ -65,6 +65,14 @@ FAMILIES: dict[str, dict[str, Any]] = {
         perceive=("fringe_spacing", {"bar": 2, "bar_unit": "nm", "unit": "nm"}),
         hints="Count many fringe periods along a line normal to the fringes, divide the "
               "distance by their number, and convert with the 2 nm scale bar."),
+    "hrtem-symmetry": dict(
+        fn="hrtem_symmetry", scale="atomic", difficulty="medium",
+        figure="a simulated HRTEM lattice image with a 2 nm scale bar",
+        title="Symmetry of an HRTEM spot pattern", kind="mc",
+        question="What rotational symmetry does the lattice image's spot pattern have?",
+        perceive=("fringe_symmetry", {}),
+        hints="Follow the rows of bright spots: are the spacings equal in every row direction, "
+              "and are the rows at 60° or at 90° to each other?"),
     "phase-fraction": dict(
         fn="phase_fraction", scale="micro", difficulty="easy",
         figure="a two-phase micrograph (a dark phase in a bright matrix)",

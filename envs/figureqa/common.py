@@ -111,3 +111,20 @@ def smooth_noise(rng: np.random.Generator, h: int, w: int, sigma: float) -> np.n
 
     field = gaussian_filter(rng.standard_normal((h, w)), sigma, mode="wrap")
     return (field - field.mean()) / (field.std() + 1e-12)
+
+
+def image_figure(content: np.ndarray, bar: tuple[float, int] | None, unit: str,
+                  label: str) -> np.ndarray:
+    """The figure of an image-like item: ``content`` in the box, the scale bar ``bar``
+    (value, length in px) when given, the figure id as caption."""
+    img = canvas()
+    paste_box(img, content)
+    if bar is not None:
+        value, px = bar
+        img = scale_bar(img, px, f"{value:g} {unit}")
+    return caption(img, label)
+
+
+def mc_gold(p: dict[str, Any]) -> dict[str, Any]:
+    """What an MC item's gold keeps of its draw: the letter and the options."""
+    return {"letter": p["letter"], "options": p["options"], "options_text": p["options_text"]}

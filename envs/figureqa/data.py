@@ -19,10 +19,18 @@ from typing import Any
 
 import numpy as np
 
-from . import figures_atomic as atomic
 from . import figures_macro as macro
 from . import figures_micro as micro
-from .common import BOX, canvas, caption, item_rng, options, paste_box, save, scale_bar
+from .common import BOX, caption, image_figure, item_rng, mc_gold, options, save
+from .gen_atomic import (
+    _hrtem_symmetry_draw,
+    _lattice_type_draw,
+    hrtem_spacing,
+    hrtem_symmetry,
+    lattice_description,
+    lattice_parameter,
+    lattice_type,
+)
 
 BAR_VALUES_UM = (5, 10, 20, 50, 100, 200, 500)
 
@@ -35,110 +43,6 @@ def _bar(px_per_unit: float, values: tuple[float, ...], lo: float = 90, hi: floa
             return v, int(round(v * px_per_unit))
     v = min(values, key=lambda v: abs(v * px_per_unit - (lo + hi) / 2))
     return v, int(round(v * px_per_unit))
-
-
-def _image_figure(content: np.ndarray, bar: tuple[float, int] | None, unit: str,
-                  label: str) -> np.ndarray:
-    img = canvas()
-    paste_box(img, content)
-    if bar is not None:
-        value, px = bar
-        img = scale_bar(img, px, f"{value:g} {unit}")
-    return caption(img, label)
-
-
-# -- atomic ------------------------------------------------------------------------------------
-
-def _lattice_type_draw(item: int) -> tuple[np.random.Generator, dict[str, Any]]:
-    rng = item_rng("lattice-type", item)
-    kind = atomic.LATTICES[item % 4]
-    ratio = float(rng.uniform(1.4, 1.7) if kind == "rectangular" else rng.uniform(2.2, 2.6))
-    a_px = float(rng.uniform(46, 70))
-    angle = float(rng.uniform(0, math.pi))
-    others = [k for k in atomic.LATTICES if k != kind]
-    opts = options(rng, kind, others, lambda k: f"a {k} lattice")
-    return rng, {"kind": kind, "ratio": ratio, "a_px": a_px, "angle": angle, **opts}
-
-
-def lattice_type(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
-    """A projected 2D lattice; MC: which Bravais lattice (the options differ in it alone)."""
-    r, p = _lattice_type_draw(item)
-    pts = atomic.lattice_points(p["kind"], p["a_px"], p["ratio"], p["angle"], r)
-    content = atomic.render_atoms(pts, atomic.atom_radius(p["kind"], p["a_px"], p["ratio"]), r)
-    save(_image_figure(content, None, "", f"FQ-LT-{item:02d}"), work, path)
-    wrong = next(k for k in p["options"] if k != p["letter"])
-    return {**_mc(p), "wrong_letter": wrong, "scale": "atomic"}
-
-
-#: What each lattice looks like, in the words the open item's reference answer uses.
-DESCRIPTIONS = {
-    "square": "a square lattice: every atom has four nearest neighbours at 90 degrees to "
-              "each other",
-    "hexagonal": "a hexagonal lattice: every atom has six nearest neighbours at 60 degrees to "
-                 "each other",
-    "rectangular": "a rectangular lattice: every atom has two nearest neighbours along the "
-                   "short side and two more along the long side, at 90 degrees",
-    "centred rectangular": "a centred rectangular lattice: a rectangular cell with an extra "
-                           "atom at its centre",
-}
-
-
-def lattice_pattern(kind: str) -> str:
-    """A regex an answer must match: it names ``kind`` and no other of the four lattices."""
-    names = {"square": r"square", "hexagonal": r"hexagonal",
-             "rectangular": r"(?<!centred )(?<!centered )rectangular",
-             "centred rectangular": r"cent(?:red|ered) rectangular"}
-    # a centred rectangular lattice has a rectangular cell: the plain word may stay
-    others = "|".join(v for k, v in names.items()
-                      if k != kind and not (kind == "centred rectangular" and k == "rectangular"))
-    return rf"(?is)^(?!.*\b(?:{others})\b).*\b{names[kind]}\b"
-
-
-def lattice_description(work: Path, rng: Any, item: int, path: str = "figure.png"
-                        ) -> dict[str, Any]:
-    """A projected 2D lattice; open sentence: which lattice it is (scored by STS against a
-    reference description, gated on naming the right lattice and no other)."""
-    r = item_rng("lattice-description", item)
-    kind = atomic.LATTICES[item % 4]
-    ratio = float(r.uniform(1.4, 1.7) if kind == "rectangular" else r.uniform(2.2, 2.6))
-    a_px = float(r.uniform(46, 70))
-    pts = atomic.lattice_points(kind, a_px, ratio, float(r.uniform(0, math.pi)), r)
-    content = atomic.render_atoms(pts, atomic.atom_radius(kind, a_px, ratio), r)
-    save(_image_figure(content, None, "", f"FQ-LD-{item:02d}"), work, path)
-    wrong = atomic.LATTICES[(item + 1) % 4]
-    return {"kind": kind, "reference": DESCRIPTIONS[kind], "pattern": lattice_pattern(kind),
-            "wrong": DESCRIPTIONS[wrong], "scale": "atomic"}
-
-
-def lattice_parameter(work: Path, rng: Any, item: int, path: str = "figure.png"
-                      ) -> dict[str, Any]:
-    """A square or hexagonal 2D lattice with a 1 nm scale bar; open: a in angstroms."""
-    r = item_rng("lattice-parameter", item)
-    kind = ("square", "hexagonal")[item % 2]
-    a_ang = float(np.round(r.uniform(2.5, 5.5), 2))
-    a_px = float(r.uniform(46, 88))
-    bar_px = int(round(a_px / a_ang * 10))
-    a_px = bar_px * a_ang / 10  # the drawn bar is whole pixels: keep a exact against it
-    pts = atomic.lattice_points(kind, a_px, 1.0, float(r.uniform(0, math.pi)), r)
-    content = atomic.render_atoms(pts, atomic.atom_radius(kind, a_px, 1.0), r)
-    save(_image_figure(content, (1, bar_px), "nm", f"FQ-LP-{item:02d}"), work, path)
-    return {"value": a_ang, "kind": kind, "pixels": round(a_px, 1),
-            "wrong": round(a_ang * (math.sqrt(3) if kind == "hexagonal" else math.sqrt(2)), 2),
-            "scale": "atomic"}
-
-
-def hrtem_spacing(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
-    """An HRTEM-like lattice image with a 2 nm scale bar; open: the fringe spacing in nm."""
-    r = item_rng("hrtem-spacing", item)
-    kind = ("square", "hexagonal")[item % 2]
-    d_nm = float(np.round(r.uniform(0.18, 0.40), 3))
-    d_px = float(r.uniform(13, 28))
-    bar_px = int(round(2 * d_px / d_nm))
-    d_px = bar_px * d_nm / 2
-    content = atomic.hrtem(kind, d_px, float(r.uniform(0, math.pi)), r)
-    save(_image_figure(content, (2, bar_px), "nm", f"FQ-HR-{item:02d}"), work, path)
-    return {"value": d_nm, "kind": kind, "pixels": round(d_px, 2),
-            "wrong": round(d_nm * 2, 3), "scale": "atomic"}
 
 
 # -- micro -------------------------------------------------------------------------------------
@@ -162,7 +66,7 @@ def grain_size(work: Path, rng: Any, item: int, path: str = "figure.png",
     ppu = d_px / p["d_um"]
     bar_spec = _bar(ppu, BAR_VALUES_UM) if bar else None
     label = f"FQ-GS-{item:02d}" if bar else f"FQ-GN-{item:02d}"
-    save(_image_figure(content, bar_spec, "µm", label), work, path)
+    save(image_figure(content, bar_spec, "µm", label), work, path)
     ppu_drawn = bar_spec[1] / bar_spec[0] if bar_spec else ppu
     value = d_px / ppu_drawn
     return {"value": round(value, 2), "grains": n, "pixels": round(d_px, 1),
@@ -184,11 +88,11 @@ def phase_fraction(work: Path, rng: Any, item: int, path: str = "figure.png"
     p = _phase_draw(item)
     content, frac = micro.phases(p["rng"], p["f"] / 100, p["sigma"])
     _, _, w, _ = BOX
-    save(_image_figure(content, _bar(w / 120.0, BAR_VALUES_UM), "µm", f"FQ-PF-{item:02d}"),
+    save(image_figure(content, _bar(w / 120.0, BAR_VALUES_UM), "µm", f"FQ-PF-{item:02d}"),
          work, path)
     wrong = min((k for k in p["options"] if k != p["letter"]),
                 key=lambda k: abs(p["option_values"][k] - p["f"]))
-    return {**_mc(p), "fraction": round(frac * 100, 2), "wrong_letter": wrong,
+    return {**mc_gold(p), "fraction": round(frac * 100, 2), "wrong_letter": wrong,
             "scale": "micro"}
 
 
@@ -199,7 +103,7 @@ def porosity(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[
     r = item_rng("porosity", item)
     content, frac = micro.pores(r, float(r.uniform(0.05, 0.40)))
     _, _, w, _ = BOX
-    save(_image_figure(content, _bar(w / float(r.uniform(200, 800)), BAR_VALUES_UM), "µm",
+    save(image_figure(content, _bar(w / float(r.uniform(200, 800)), BAR_VALUES_UM), "µm",
                        f"FQ-PO-{item:02d}"), work, path)
     value = round(frac * 100, 2)
     return {"value": value, "wrong": round(100 - value, 2), "scale": "meso"}
@@ -223,11 +127,11 @@ def fibre_orientation(work: Path, rng: Any, item: int, path: str = "figure.png"
     p = _fibre_draw(item)
     content = micro.fibres(p["rng"], p["angle"])
     _, _, w, _ = BOX
-    save(_image_figure(content, _bar(w / 600.0, BAR_VALUES_UM), "µm", f"FQ-FO-{item:02d}"),
+    save(image_figure(content, _bar(w / 600.0, BAR_VALUES_UM), "µm", f"FQ-FO-{item:02d}"),
          work, path)
     perpendicular = next(k for k, v in p["option_values"].items()
                          if (v - p["angle"]) % 180 == 90)
-    return {**_mc(p), "wrong_letter": perpendicular, "scale": "meso"}
+    return {**mc_gold(p), "wrong_letter": perpendicular, "scale": "meso"}
 
 
 def particle_count(work: Path, rng: Any, item: int, path: str = "figure.png"
@@ -236,7 +140,7 @@ def particle_count(work: Path, rng: Any, item: int, path: str = "figure.png"
     r = item_rng("particle-count", item)
     content, n = micro.particles(r, int(r.integers(12, 61)))
     _, _, w, _ = BOX
-    save(_image_figure(content, _bar(w / 400.0, BAR_VALUES_UM), "µm", f"FQ-PC-{item:02d}"),
+    save(image_figure(content, _bar(w / 400.0, BAR_VALUES_UM), "µm", f"FQ-PC-{item:02d}"),
          work, path)
     return {"value": n, "wrong": n + 3, "scale": "meso"}
 
@@ -291,7 +195,7 @@ def ductile_curve(work: Path, rng: Any, item: int, path: str = "figure.png"
     img = macro.plot_stress_strain(drawn, legend=True)
     save(caption(img, f"FQ-DC-{item:02d}", (780, 675)), work, path)
     strongest = next(k for k, v in p["option_values"].items() if v is p["curves"][0])
-    return {**_mc(p), "wrong_letter": strongest, "scale": "macro"}
+    return {**mc_gold(p), "wrong_letter": strongest, "scale": "macro"}
 
 
 SYSTEMS = (("Pb", "Sn"), ("Al", "Si"), ("Ag", "Cu"), ("Bi", "Cd"), ("Cu", "Ag"), ("Zn", "Sn"))
@@ -331,12 +235,9 @@ def arrhenius(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict
 
 # -- helpers -----------------------------------------------------------------------------------
 
-def _mc(p: dict[str, Any]) -> dict[str, Any]:
-    return {"letter": p["letter"], "options": p["options"], "options_text": p["options_text"]}
-
-
 CHOICES: dict[str, Callable[[int], dict[str, Any]]] = {
     "lattice_type": lambda i: _lattice_type_draw(i)[1],
+    "hrtem_symmetry": _hrtem_symmetry_draw,
     "phase_fraction": _phase_draw,
     "fibre_orientation": _fibre_draw,
     "ductile_curve": _ductile_draw,
@@ -359,6 +260,7 @@ GENERATORS = {
     "lattice_parameter": lattice_parameter,
     "lattice_description": lattice_description,
     "hrtem_spacing": hrtem_spacing,
+    "hrtem_symmetry": hrtem_symmetry,
     "grain_size": grain_size,
     "grain_size_no_scale": grain_size_no_scale,
     "phase_fraction": phase_fraction,

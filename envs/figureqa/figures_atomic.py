@@ -70,15 +70,17 @@ def render_atoms(points: np.ndarray, radius: float, rng: np.random.Generator) ->
 
 
 def hrtem(kind: str, period_px: float, angle: float, rng: np.random.Generator,
-          noise: float = 0.35) -> np.ndarray:
+          noise: float = 0.35, ratio: float = 1.0) -> np.ndarray:
     """An HRTEM-like grey image of the box: fringes of ``period_px`` along two (square) or
-    three (hexagonal) directions, rotated by ``angle`` radians."""
+    three (hexagonal) directions, rotated by ``angle`` radians; ``rectangular``: the second
+    direction's period is ``ratio`` times longer (a twofold pattern)."""
     _, _, w, h = BOX
     yy, xx = np.mgrid[0:h, 0:w].astype(float)
-    dirs = [0.0, math.pi / 2] if kind == "square" else [0.0, math.pi / 3, 2 * math.pi / 3]
+    dirs = [0.0, math.pi / 3, 2 * math.pi / 3] if kind == "hexagonal" else [0.0, math.pi / 2]
+    periods = [period_px, period_px * ratio] if kind == "rectangular" else [period_px] * 3
     field = np.zeros((h, w))
-    for d in dirs:
-        k = 2 * math.pi / period_px
+    for d, period in zip(dirs, periods, strict=False):
+        k = 2 * math.pi / period
         phase = rng.uniform(0, 2 * math.pi)
         field += np.cos(k * (xx * math.cos(angle + d) + yy * math.sin(angle + d)) + phase)
     spots = np.exp(1.2 * field / len(dirs))

@@ -183,6 +183,20 @@ def fringe_spacing(rgb: np.ndarray, bar: float = 2.0, bar_unit: str = "nm",
                    unit: str = "nm") -> str:
     """The period of the strongest lattice fringes: the highest peak of the image's power
     spectrum (Hann window, zero-padded to 2048, centroid-refined), through the scale bar."""
+    power, _, f, (gray, off) = _spectrum(rgb)
+    n = len(f)
+    ky, kx = np.unravel_index(int(np.argmax(power)), power.shape)
+    ys, xs = (np.arange(ky - 3, ky + 4) % n), (np.arange(kx - 3, kx + 4) % n)
+    patch = power[np.ix_(ys, xs)]
+    fy = float((patch.sum(axis=1) * f[ys]).sum() / patch.sum())
+    fx = float((patch.sum(axis=0) * f[xs]).sum() / patch.sum())
+    period = 1 / math.hypot(fx, fy)
+    return f"{_convert(period, _bar_px(gray, off), bar, bar_unit, unit):.3f} {unit}"
+
+
+def _spectrum(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
+    """(power spectrum of the box, zero-padded to 2048 with a Hann window and the slow
+    background removed; its radial frequency; the frequencies; (grey, offset))."""
     box, gray, off = _box(rgb)
     img = _gray(box)
     img = img - ndimage.gaussian_filter(img, 30)
@@ -193,13 +207,23 @@ def fringe_spacing(rgb: np.ndarray, bar: float = 2.0, bar_unit: str = "nm",
     f = np.fft.fftfreq(n)
     fr = np.hypot(f[:, None], f[None, :])
     power[(fr < 1 / 80) | (fr > 1 / 5)] = 0
-    ky, kx = np.unravel_index(int(np.argmax(power)), power.shape)
-    ys, xs = (np.arange(ky - 3, ky + 4) % n), (np.arange(kx - 3, kx + 4) % n)
-    patch = power[np.ix_(ys, xs)]
-    fy = float((patch.sum(axis=1) * f[ys]).sum() / patch.sum())
-    fx = float((patch.sum(axis=0) * f[xs]).sum() / patch.sum())
-    period = 1 / math.hypot(fx, fy)
-    return f"{_convert(period, _bar_px(gray, off), bar, bar_unit, unit):.3f} {unit}"
+    return power, fr, f, (gray, off)
+
+
+def fringe_symmetry(rgb: np.ndarray, options: dict[str, str] | list[str]) -> str:
+    """The option naming the spot pattern's symmetry: how many spectrum peaks (at least a
+    third of the strongest) lie at the strongest peak's radius: 2 twofold, 4 fourfold, 6
+    sixfold (3 would be threefold)."""
+    power, fr, _, _ = _spectrum(rgb)
+    top = float(power.max())
+    peaks = (power == ndimage.maximum_filter(power, size=15)) & (power >= top / 3)
+    r0 = float(fr.flat[int(np.argmax(power))])
+    n = int((peaks & (np.abs(fr - r0) < 0.08 * r0)).sum())
+    fold = {2: "twofold", 3: "threefold", 4: "fourfold", 6: "sixfold"}.get(n)
+    for letter, text in _lettered(options).items():
+        if fold and text.startswith(f"a {fold} "):
+            return letter
+    raise StepError(f"perceive: {n} equal spectrum peaks, a symmetry no option names")
 
 
 # -- micro / meso ------------------------------------------------------------------------------
@@ -353,6 +377,7 @@ PERCEIVERS: dict[str, Any] = {
     "lattice_sentence": lattice_sentence,
     "nn_spacing": nn_spacing,
     "fringe_spacing": fringe_spacing,
+    "fringe_symmetry": fringe_symmetry,
     "grain_size": grain_size,
     "dark_fraction": dark_fraction,
     "fibre_angle": fibre_angle,

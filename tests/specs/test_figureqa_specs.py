@@ -11,6 +11,7 @@ file's (checked by the audit, which plays the GUI oracles in the real viewer).
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 from pathlib import Path
@@ -32,6 +33,8 @@ MC = [slug for slug, f in FAMILIES.items() if f["kind"] == "mc"]
 # what each option's text is, with the one attribute that may differ as the group
 TEMPLATES = {
     "lattice_type": r"a (square|hexagonal|rectangular|centred rectangular) lattice",
+    "hrtem_symmetry": r"a ((?:two|three|four|six)fold "
+                      r"\((?:rectangular|trigonal|square|hexagonal)\)) spot pattern",
     "phase_fraction": r"about (\d+) % of the area is the dark phase",
     "fibre_orientation": r"fibres inclined about (\d+)° counter-clockwise from the horizontal",
     "ductile_curve": r"(Alloy [PQRS] \(the (?:blue|orange|green|red) curve\))",
@@ -59,6 +62,13 @@ def test_thirteen_families_of_twenty_items_over_four_scales_and_both_item_kinds(
     kinds = {t for s in SPECS.values() for t in s.tags if t.startswith("item:")}
     assert kinds == {"item:mc", "item:open"}
     assert all("csmbench" in s.tags for s in SPECS.values())
+
+
+@pytest.mark.parametrize("slug", sorted(FAMILIES))
+def test_spec_files_are_what_build_specs_writes(slug):
+    """Edit envs/figureqa/build_specs.py and rerun it, never the JSON by hand."""
+    path = build_specs.OUT / f"{slug}.json"
+    assert json.loads(path.read_text()) == build_specs.spec(slug, FAMILIES[slug])
 
 
 @pytest.mark.parametrize("fn", sorted(data.GENERATORS))

@@ -114,7 +114,8 @@ def assert_dump_leaves_screen(env, task: str) -> None:
     titles = sorted(w.title for w in base.provider.windows())
     base.adapter.dump_state(base.provider)
     after = base.provider.wait_settled()
-    assert sorted(w.title for w in base.provider.windows()) == titles
+    now = sorted(w.title for w in base.provider.windows())
+    assert now == titles, f"the dump changed the windows: {titles} -> {now}"
     assert changed_pixels(obs["screenshot"], after) <= 64
 
 

@@ -164,7 +164,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how many of them are prepared at once (default 2)")
     p.add_argument("--out", help="write <env>.json and <env>.png here")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=commands.cmd_bench)
+    d = p.add_argument_group("density (--density): how many envs of one tool this machine holds")
+    d.add_argument("--density", action="store_true",
+                   help="add envs until p95 step latency or memory says stop")
+    d.add_argument("--max-envs", type=int, default=24)
+    d.add_argument("--pace", type=float, default=3.0, help="seconds between actions of an env")
+    d.add_argument("--duration", type=float, default=60.0, help="measuring window per level, s")
+    d.add_argument("--p95-limit", type=float, default=0.5, help="p95 step latency limit, s")
+    d.add_argument("--add", type=int, default=1, help="envs added per level")
+    d.add_argument("--spares", type=int, default=0, help="warm-pool spares of each env")
+    d.add_argument("--margin-mb", type=float, default=2048.0,
+                   help="MemAvailable kept free when adding envs")
+    p.set_defaults(func=_bench)
 
     from sciagent_gym.cli.image import add_image_parser
 
@@ -192,6 +203,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=commands.cmd_doctor)
     return parser
+
+
+def _bench(args: argparse.Namespace) -> int:
+    """``bench``, or with ``--density`` the density run (runs/density.py)."""
+    if args.density:
+        from sciagent_gym.runs.density import cmd_density
+
+        return cmd_density(args)
+    return commands.cmd_bench(args)
 
 
 def main(argv: list[str] | None = None) -> int:

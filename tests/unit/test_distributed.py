@@ -258,10 +258,21 @@ def _rllib_example():
 
 def test_rllib_example_finishes_when_an_env_runner_is_killed(cluster, tmp_path):
     """examples/rllib_ppo.py on the fake provider: its runners placed by ``sciagent_slot``;
-    one SIGKILLed after the first iteration is restarted by RLlib and the run completes."""
+    one SIGKILLed while it samples in the second iteration (its process title says
+    ``.apply``, RLlib's sample call) is restarted and the run completes."""
     pytest.importorskip("ray.rllib", reason="install the [ray] extra")
     killed: list[int] = []
     seen: list[list[int]] = []  # the runner processes after each iteration
+    stop = threading.Event()
+
+    def kill_one_sampling(pids: list[int]) -> None:
+        while not stop.is_set():  # two small files: polling them often costs nothing
+            for pid in pids:
+                if _cmdline(pid).startswith(b"ray::SingleAgentEnvRunner.apply"):
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+                    return
+            time.sleep(0.005)
 
     def runners() -> list[int]:
         return sorted(p for p in ray_processes_by_env(cluster)
@@ -275,24 +286,28 @@ def test_rllib_example_finishes_when_an_env_runner_is_killed(cluster, tmp_path):
         if row["iteration"] == 1:
             seen.append(runners())
             assert len(seen[0]) == 2 and row["healthy_runners"] == 2
-            killed.append(seen[0][0])
-            os.kill(killed[0], signal.SIGKILL)
+            threading.Thread(target=kill_one_sampling, args=(seen[0],), daemon=True).start()
         else:  # the run went on without it; Ray brings a fresh copy up meanwhile
+            stop.set()
+            assert killed, "no runner was caught sampling in iteration 2"
             deadline = time.monotonic() + 180
             while not restarted() and time.monotonic() < deadline:
                 time.sleep(0.5)
             seen.append(runners())
 
     t0 = time.monotonic()
-    summary = _rllib_example().main(
-        ["--env-runners", "2", "--iterations", "2", "--batch", "32", "--pool-size", "0",
-         "--max-steps", "3", "--resource", SLOT, "--cpus-per-runner", "0",
-         "--out", str(tmp_path)],
-        env_config={"env_id": "faketool", "task": SUM, "tools_roots": [FIXTURE_TOOLS],
-                    "env_kwargs": {"provider": "fake"}},
-        on_iteration=on_iteration)
+    try:
+        summary = _rllib_example().main(
+            ["--env-runners", "2", "--iterations", "2", "--batch", "32", "--pool-size", "0",
+             "--max-steps", "3", "--resource", SLOT, "--cpus-per-runner", "0",
+             "--out", str(tmp_path)],
+            env_config={"env_id": "faketool", "task": SUM, "tools_roots": [FIXTURE_TOOLS],
+                        "env_kwargs": {"provider": "fake"}},
+            on_iteration=on_iteration)
+    finally:
+        stop.set()
     history = summary["history"]
-    print(f"rllib (fake provider), runner killed after iteration 1: "
+    print(f"rllib (fake provider), a runner killed sampling in iteration 2: "
           f"{time.monotonic() - t0:.1f} s {json.dumps(history)} runners {seen}")
     assert killed and [row["iteration"] for row in history] == [1, 2]
     assert all(row["env_steps"] >= 32 * row["iteration"] for row in history)

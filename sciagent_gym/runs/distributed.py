@@ -228,8 +228,10 @@ def collect(items: list[WorkItem], env: EnvSpec, *, policy: str = "vlm",
     under ``out/<item.name>/`` and ``out/summary.json`` if ``out`` is given.
 
     ``agent`` is :class:`~sciagent_gym.agents.PromptAgent`'s keyword arguments (unset ones
-    come from each worker's environment). ``on_workers`` is called with the workers' info
-    (pid, node) once they are up, and again with a replacement's.
+    come from each worker's environment; an ``api_key`` given here travels through Ray's
+    control store, so on a shared cluster set it in the workers' environment instead).
+    ``on_workers`` is called with the workers' info (pid, node) once they are up, and again
+    with a replacement's.
     """
     import ray
     from tqdm import tqdm

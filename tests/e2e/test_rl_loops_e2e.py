@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -168,8 +170,14 @@ def test_pomdp_example_reports_what_the_screen_reveals(tmp_path, process_mark):
     assert _no_processes_left(process_mark) == []
 
 
-def test_rllib_example_trains_with_two_env_runners(tmp_path, process_mark):
+def test_rllib_example_trains_with_two_env_runners(tmp_path, process_mark, monkeypatch,
+                                                   request):
     pytest.importorskip("ray.rllib", reason="install the [ray] extra")
+    # Ray's session directory follows RAY_TMPDIR: a short one of ours (its socket paths must
+    # stay under 108 bytes, which pytest's tmp_path exceeds), removed after, not /tmp/ray
+    ray_tmp = tempfile.mkdtemp(prefix="sag-ray-")
+    request.addfinalizer(lambda: shutil.rmtree(ray_tmp, ignore_errors=True))
+    monkeypatch.setenv("RAY_TMPDIR", ray_tmp)
     rllib_ppo = _example("rllib_ppo")
     summary = rllib_ppo.main(["--env-runners", "2", "--iterations", "1", "--batch", "32",
                               "--pool-size", "0", "--out", str(tmp_path)])

@@ -26,7 +26,7 @@ import gymnasium as gym
 
 from sciagent_gym.evaluation import FinalState, evaluate
 from sciagent_gym.runs.audit_report import ORACLES, AuditReport, CaseResult, CrossResult
-from sciagent_gym.runs.cheats import generic_cheats, play_offline
+from sciagent_gym.runs.cheats import generic_cheats, play_offline_scores
 from sciagent_gym.tasks.steps import run_steps
 from sciagent_gym.tasks.task import Task
 from sciagent_gym.tools import tool_info
@@ -149,15 +149,18 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
     keep = Path(tempfile.mkdtemp(prefix="sciagent-audit-"))
     oracle_states: dict[tuple[str, int], Path] = {}
 
-    def record(task_id, seed, case, spec, ev, taken, error, t0, shared=False) -> None:
+    def record(task_id, seed, case, spec, ev, taken, error, t0, shared=False,
+               training: float | None = None) -> None:
         score, success = (ev.score, ev.success) if ev is not None else (0.0, False)
         failed = [c.name for c in ev.criteria if not c.passed] if ev is not None else []
+        if training:  # a cheat that ST-Bench's gate-free training reward pays is a finding
+            failed.append(f"reward='stbench' pays {training:.3f}")
         noop_correct = base.task.noop_correct if error is None else False
         noop_score = next((c.score for c in report.cases if c.case == "noop" and
                            (c.task_id, c.seed) == (task_id, seed)), 0.0)
-        ok = error is None and _expected_ok(case, spec.infeasible, score, success,
-                                            noop_correct, bool(spec.toggles),
-                                            noop_score=noop_score)
+        ok = error is None and not training and _expected_ok(
+            case, spec.infeasible, score, success, noop_correct, bool(spec.toggles),
+            noop_score=noop_score)
         gui = case == "gui_oracle" or (case == "oracle" and spec.explicit_gui_oracle is None
                                        and spec.gui_oracle is not None)
         report.cases.append(CaseResult(task_id, seed, case, score, success, ok, failed,
@@ -213,7 +216,10 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
                 error = None
             except Exception as exc:  # a broken oracle is an audit finding
                 ev, taken, error = None, 0, f"{type(exc).__name__}: {exc}"
-            record(task_id, seed, case, spec, ev, taken, error, t0)
+            stb = getattr(base, "_stbench", None)
+            record(task_id, seed, case, spec, ev, taken, error, t0,
+                   training=stb.score if case.startswith("cheat:") and error is None
+                   and stb is not None else None)
             if case == "oracle" and error is None:
                 oracle_states[(task_id, seed)] = base.final_state.save(
                     keep / f"{task_id.replace('/', '_')}-{seed}")
@@ -246,12 +252,15 @@ def _generic_cheats(base, spec, seed: int, noop_score: float, start: FinalState,
     criteria = base.task.criteria()
     for cheat in generic_cheats(criteria, start.work_dir, base.task.instruction):
         t0 = time.monotonic()
-        ev = play_offline(cheat, criteria, start, scratch / "cheat")
+        ev, training = play_offline_scores(cheat, criteria, start, scratch / "cheat")
         case = f"cheat:{cheat.name}"
         ok = _expected_ok(case, spec.infeasible, ev.score, ev.success, base.task.noop_correct,
                           bool(spec.toggles), cheat.limit, noop_score)
-        out.append(CaseResult(spec.id, seed, case, ev.score, ev.success, ok,
-                              [c.name for c in ev.criteria if not c.passed],
+        failed = [c.name for c in ev.criteria if not c.passed]
+        if training:  # ST-Bench's training reward applies no gate: it must pay nothing either
+            ok = False
+            failed.append(f"reward='stbench' pays {training:.3f}")
+        out.append(CaseResult(spec.id, seed, case, ev.score, ev.success, ok, failed,
                               time.monotonic() - t0, None, base.task.noop_correct,
                               base.modality, cheat.limit))
     return out

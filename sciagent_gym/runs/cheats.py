@@ -287,6 +287,16 @@ def play_offline(cheat: Cheat, criteria: Sequence[Criterion], start: FinalState,
                  scratch: Path) -> EvaluationResult:
     """Score ``cheat`` on the start state: its files written into a copy of the start work
     directory, its answer given, the episode ended with DONE."""
+    return play_offline_scores(cheat, criteria, start, scratch)[0]
+
+
+def play_offline_scores(cheat: Cheat, criteria: Sequence[Criterion], start: FinalState,
+                        scratch: Path) -> tuple[EvaluationResult, float | None]:
+    """:func:`play_offline`'s evaluation and, for a task with ST-Bench metrics, the training
+    reward ``reward="stbench"`` would pay (its gates are not applied, so a cheat must be
+    checked against it too); None for other tasks."""
+    from sciagent_gym.evaluation.stbench_criteria import stbench_reward
+
     work = scratch / "work"
     if work.exists():
         shutil.rmtree(work)
@@ -302,6 +312,7 @@ def play_offline(cheat: Cheat, criteria: Sequence[Criterion], start: FinalState,
                        terminal=start.terminal, agent_status="done", windows=start.windows,
                        commands=start.commands, answer=cheat.answer)
     try:
-        return evaluate(criteria, state)
+        outcome = stbench_reward(criteria, state)
+        return evaluate(criteria, state), (outcome.score if outcome is not None else None)
     finally:
         shutil.rmtree(work, ignore_errors=True)

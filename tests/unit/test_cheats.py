@@ -184,3 +184,31 @@ def test_an_open_answer_scored_by_similarity_is_cheated_with_the_question(start)
                         "check": {"op": "in_range", "min": 1.0, "max": 1.2}})
     assert "answer-question-copied" not in {c.name for c in generic_cheats(numeric, start,
                                                                            question)}
+
+
+def test_a_cheat_paid_by_st_bench_training_reward_is_a_finding(start, tmp_path, monkeypatch):
+    """reward='stbench' pays metrics with no gate applied, so a cheat that its gates stop in
+    the partial score but the training reward pays must still fail the audit."""
+    from types import SimpleNamespace
+
+    from sciagent_gym.runs import audit
+    from sciagent_gym.runs.cheats import Cheat, play_offline_scores
+
+    crits = criteria(
+        {"weight": 0, "gate": True, "getter": {"fn": "file_text", "path": "scope.txt"},
+         "check": {"op": "text", "expected": "the scope"}},
+        {"getter": {"fn": "file_json", "path": "metrics.json", "key": "total"},
+         "check": {"op": "stbench_target", "target": "> 0", "reference": 10}})
+    cheat = Cheat("report-only", "placeholder", {"metrics.json": b'{"total": 5}'})
+    start_state = FinalState(work_dir=start, agent_status="done")
+    ev, training = play_offline_scores(cheat, crits, start_state, tmp_path / "a")
+    assert ev.score == 0.0 and training == pytest.approx(0.1 + 0.4 + 0.5 * 0.5)
+    # a task without ST-Bench metrics has no training reward to check
+    assert play_offline_scores(cheat, crits[:1], start_state, tmp_path / "b")[1] is None
+
+    monkeypatch.setattr(audit, "generic_cheats", lambda *a: [cheat])
+    base = SimpleNamespace(task=SimpleNamespace(criteria=lambda: crits, instruction="x",
+                                                noop_correct=False), modality="code")
+    spec = SimpleNamespace(id="t/x", infeasible=False, toggles=())
+    [case] = audit._generic_cheats(base, spec, 0, 0.0, start_state, tmp_path / "c")
+    assert not case.ok and "reward='stbench' pays 0.750" in case.failed_criteria

@@ -26,7 +26,7 @@ import gymnasium as gym
 
 from sciagent_gym.evaluation import FinalState, evaluate
 from sciagent_gym.runs.audit_report import ORACLES, AuditReport, CaseResult, CrossResult
-from sciagent_gym.runs.cheats import generic_cheats, play_offline_scores
+from sciagent_gym.runs.cheats import generic_cheats, play_offline_scores, training_finding
 from sciagent_gym.tasks.steps import run_steps
 from sciagent_gym.tasks.task import Task
 from sciagent_gym.tools import tool_info
@@ -150,11 +150,11 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
     oracle_states: dict[tuple[str, int], Path] = {}
 
     def record(task_id, seed, case, spec, ev, taken, error, t0, shared=False,
-               training: float | None = None) -> None:
+               training: str | None = None) -> None:
         score, success = (ev.score, ev.success) if ev is not None else (0.0, False)
         failed = [c.name for c in ev.criteria if not c.passed] if ev is not None else []
-        if training:  # a cheat that ST-Bench's gate-free training reward pays is a finding
-            failed.append(f"reward='stbench' pays {training:.3f}")
+        if training:  # a cheat that ST-Bench's gate-free training reward pays for a target
+            failed.append(training)
         noop_correct = base.task.noop_correct if error is None else False
         noop_score = next((c.score for c in report.cases if c.case == "noop" and
                            (c.task_id, c.seed) == (task_id, seed)), 0.0)
@@ -216,10 +216,9 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
                 error = None
             except Exception as exc:  # a broken oracle is an audit finding
                 ev, taken, error = None, 0, f"{type(exc).__name__}: {exc}"
-            stb = getattr(base, "_stbench", None)
             record(task_id, seed, case, spec, ev, taken, error, t0,
-                   training=stb.score if case.startswith("cheat:") and error is None
-                   and stb is not None else None)
+                   training=training_finding(getattr(base, "_stbench", None))
+                   if case.startswith("cheat:") and error is None else None)
             if case == "oracle" and error is None:
                 oracle_states[(task_id, seed)] = base.final_state.save(
                     keep / f"{task_id.replace('/', '_')}-{seed}")
@@ -257,9 +256,9 @@ def _generic_cheats(base, spec, seed: int, noop_score: float, start: FinalState,
         ok = _expected_ok(case, spec.infeasible, ev.score, ev.success, base.task.noop_correct,
                           bool(spec.toggles), cheat.limit, noop_score)
         failed = [c.name for c in ev.criteria if not c.passed]
-        if training:  # ST-Bench's training reward applies no gate: it must pay nothing either
+        if training:  # ST-Bench's training reward applies no gate: it must meet no target
             ok = False
-            failed.append(f"reward='stbench' pays {training:.3f}")
+            failed.append(training)
         out.append(CaseResult(spec.id, seed, case, ev.score, ev.success, ok, failed,
                               time.monotonic() - t0, None, base.task.noop_correct,
                               base.modality, cheat.limit))

@@ -290,11 +290,24 @@ def play_offline(cheat: Cheat, criteria: Sequence[Criterion], start: FinalState,
     return play_offline_scores(cheat, criteria, start, scratch)[0]
 
 
+def training_finding(outcome) -> str | None:
+    """What is wrong when a cheat's ST-Bench training outcome (``StbenchOutcome`` or None)
+    meets a metric's target: ``reward="stbench"`` applies no gate, and the paper's reward
+    gives any finite report its sanity credit (0.10) and a failing value its share of the
+    reference, which is shaping; a met target is payment for work the cheat did not do."""
+    if outcome is None:
+        return None
+    met = [m.name for m in outcome.reward.metrics if m.target > 0]
+    if not met:
+        return None
+    return f"reward='stbench' pays {outcome.score:.3f}: target met by {', '.join(met)}"
+
+
 def play_offline_scores(cheat: Cheat, criteria: Sequence[Criterion], start: FinalState,
-                        scratch: Path) -> tuple[EvaluationResult, float | None]:
-    """:func:`play_offline`'s evaluation and, for a task with ST-Bench metrics, the training
-    reward ``reward="stbench"`` would pay (its gates are not applied, so a cheat must be
-    checked against it too); None for other tasks."""
+                        scratch: Path) -> tuple[EvaluationResult, str | None]:
+    """:func:`play_offline`'s evaluation and, for a task with ST-Bench metrics, what is wrong
+    with the training reward ``reward="stbench"`` would pay it (see :func:`training_finding`;
+    None when nothing is)."""
     from sciagent_gym.evaluation.stbench_criteria import stbench_reward
 
     work = scratch / "work"
@@ -313,6 +326,6 @@ def play_offline_scores(cheat: Cheat, criteria: Sequence[Criterion], start: Fina
                        commands=start.commands, answer=cheat.answer)
     try:
         outcome = stbench_reward(criteria, state)
-        return evaluate(criteria, state), (outcome.score if outcome is not None else None)
+        return evaluate(criteria, state), training_finding(outcome)
     finally:
         shutil.rmtree(work, ignore_errors=True)

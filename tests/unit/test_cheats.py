@@ -202,13 +202,18 @@ def test_a_cheat_paid_by_st_bench_training_reward_is_a_finding(start, tmp_path, 
     cheat = Cheat("report-only", "placeholder", {"metrics.json": b'{"total": 5}'})
     start_state = FinalState(work_dir=start, agent_status="done")
     ev, training = play_offline_scores(cheat, crits, start_state, tmp_path / "a")
-    assert ev.score == 0.0 and training == pytest.approx(0.1 + 0.4 + 0.5 * 0.5)
+    # 0.1 sanity + 0.4 target + 0.5 x half the reference
+    assert ev.score == 0.0 and training == "reward='stbench' pays 0.750: target met by c1"
     # a task without ST-Bench metrics has no training reward to check
     assert play_offline_scores(cheat, crits[:1], start_state, tmp_path / "b")[1] is None
+    # a finite report that misses the target earns the paper's shaping (sanity, a share of
+    # the reference) and is no finding
+    missing = Cheat("report-only", "placeholder", {"metrics.json": b'{"total": -3}'})
+    assert play_offline_scores(missing, crits, start_state, tmp_path / "d")[1] is None
 
     monkeypatch.setattr(audit, "generic_cheats", lambda *a: [cheat])
     base = SimpleNamespace(task=SimpleNamespace(criteria=lambda: crits, instruction="x",
                                                 noop_correct=False), modality="code")
     spec = SimpleNamespace(id="t/x", infeasible=False, toggles=())
     [case] = audit._generic_cheats(base, spec, 0, 0.0, start_state, tmp_path / "c")
-    assert not case.ok and "reward='stbench' pays 0.750" in case.failed_criteria
+    assert not case.ok and "reward='stbench' pays 0.750: target met by c1" in case.failed_criteria

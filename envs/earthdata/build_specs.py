@@ -14,10 +14,13 @@ import json
 from sciagent_gym.envs.earthdata import (
     specs_agro,
     specs_agro_more,
+    specs_general,
+    specs_general_more,
     specs_hydro,
     specs_hydro_more,
     specs_methane,
     specs_methane_more,
+    specs_stats,
 )
 from sciagent_gym.envs.earthdata.specs_common import OUT
 
@@ -27,7 +30,11 @@ BUILDERS = [specs_hydro.hydrology_spec, specs_hydro.empty_scope_spec,
             specs_agro_more.trends_spec,
             specs_methane.methane_spec, specs_methane.q10_spec,
             specs_methane_more.forecast_spec, specs_methane_more.comparison_spec,
-            specs_methane_more.budget_spec]
+            specs_methane_more.budget_spec,
+            specs_general.transfer_spec, specs_general.sampling_spec,
+            specs_general_more.series_spec, specs_general_more.imbalanced_spec,
+            specs_general_more.distill_spec, specs_agro_more.cross_spec,
+            specs_stats.fdc_spec, specs_stats.stability_spec]
 
 
 def main() -> None:

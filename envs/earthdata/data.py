@@ -33,11 +33,19 @@ Models (all daily unless said otherwise):
 
 from __future__ import annotations
 
-from sciagent_gym.envs.earthdata import data_agro, data_hydro, data_methane
+from sciagent_gym.envs.earthdata import (
+    data_agro,
+    data_general,
+    data_hydro,
+    data_methane,
+    data_stats,
+)
 from sciagent_gym.envs.earthdata.data_agro import *  # noqa: F403
 from sciagent_gym.envs.earthdata.data_common import *  # noqa: F403
+from sciagent_gym.envs.earthdata.data_general import *  # noqa: F403
 from sciagent_gym.envs.earthdata.data_hydro import *  # noqa: F403
 from sciagent_gym.envs.earthdata.data_methane import *  # noqa: F403
+from sciagent_gym.envs.earthdata.data_stats import *  # noqa: F403
 
 GENERATORS = {
     "streamflow_prediction": data_hydro.streamflow_prediction,
@@ -52,4 +60,12 @@ GENERATORS = {
     "flux_forecast": data_methane.flux_forecast,
     "model_comparison": data_methane.model_comparison,
     "flux_budget": data_methane.flux_budget,
+    "transfer_learning": data_general.transfer_learning,
+    "population_total": data_general.population_total,
+    "series_forecast": data_general.series_forecast,
+    "imbalanced_classification": data_general.imbalanced_classification,
+    "model_distillation": data_general.model_distillation,
+    "cross_county_yield": data_agro.cross_county_yield,
+    "flow_duration": data_stats.flow_duration,
+    "yield_stability": data_stats.yield_stability,
 }

@@ -10,7 +10,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sciagent_gym.envs.earthdata.data_common import DATASET_SEED, N_COUNTIES, YEARS, scope_ids
+from sciagent_gym.envs.earthdata.data_common import (
+    DATASET_SEED,
+    N_COUNTIES,
+    YEARS,
+    nse,
+    scope_ids,
+)
 
 REGIONS = {  # lat, om %, awc mm, irrigated share, N kg/ha, gdd, precip mm, heat-day scale
     "corn-belt": (41.5, 4.0, 220, 0.05, 180, 2700, 560, 4),
@@ -205,3 +211,36 @@ def yield_trends(work: Path, rng: np.random.Generator, select: str) -> dict[str,
     return {"ids": ids, "count": len(ids), "sen": sen, "tau": tau, "ols": ols,
             "median_sen": round(float(np.median(list(sen.values()))), 6),
             "median_tau": round(float(np.median(list(tau.values()))), 6)}
+
+
+def cross_features(f: pd.DataFrame) -> np.ndarray:
+    """The cross-county yield model's design: year, a quadratic in GDD and in precipitation,
+    heat days, and the soil and management attributes (its target is log yield)."""
+    return np.column_stack([np.ones(len(f)), f.year - 2000, f.gdd, f.gdd ** 2, f.precip_mm,
+                            f.precip_mm ** 2, f.heat_days, f.irrigated_frac, f.awc_mm,
+                            f.soil_om_pct, f.n_rate_kg_ha])
+
+
+def cross_county_yield(work: Path, rng: np.random.Generator, select: str) -> dict[str, Any]:
+    """Stage counties.csv, weather.csv and yields.csv WITHOUT the scope's counties; gold:
+    the scope's withheld yields, the pooled R2 of the reference (least squares of log yield
+    on :func:`cross_features`, fit on the other counties) and (for the negatives' checks)
+    of the other counties' mean yield per year."""
+    d = agriculture_dataset()
+    d["counties"].to_csv(work / "counties.csv", index=False)
+    d["weather"].to_csv(work / "weather.csv", index=False)
+    ids = scope_ids(d["counties"], select, "county_id")
+    y = d["yields"]
+    y[~y.county_id.isin(ids)].to_csv(work / "yields.csv", index=False)
+    df = y.merge(d["weather"], on=["county_id", "year"]).merge(d["counties"], on="county_id")
+    m = df.county_id.isin(ids)
+    tr, te = df[~m], df[m]
+    coef = np.linalg.lstsq(cross_features(tr), np.log(tr.yield_t_ha), rcond=None)[0]
+    obs = te.yield_t_ha.to_numpy()
+    ref = np.exp(cross_features(te) @ coef)
+    naive = te.year.map(tr.groupby("year").yield_t_ha.mean()).to_numpy()
+    truth = {c: {str(k): float(v) for k, v in zip(g.year, g.yield_t_ha, strict=True)}
+             for c, g in te.groupby("county_id", sort=True)}
+    return {"ids": ids, "count": len(ids), "truth": truth,
+            "ref_r2": round(nse(ref, obs), 6), "year_mean_r2": round(nse(naive, obs), 6),
+            "mean_ref": round(float(ref.mean()), 6)}

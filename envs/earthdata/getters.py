@@ -76,15 +76,16 @@ def _number(text: str, path: str) -> float:
     return value
 
 
-def _values(state: FinalState, path: str, group: str, value: str
+def _values(state: FinalState, path: str, group: str, value: str, key: str = "date"
             ) -> dict[str, dict[str, float]]:
-    """{group id: {date: value}} of a long table with columns group, date, value."""
+    """{group id: {key: value}} of a long table with columns group, key (a date, a row or
+    week number), value."""
     out: dict[str, dict[str, float]] = {}
-    for row in read_table(state, path, [group, "date", value]):
+    for row in read_table(state, path, [group, key, value]):
         per = out.setdefault(row[group], {})
-        if row["date"] in per:
-            raise GetterError(f"{path}: {row[group]} {row['date']} appears twice")
-        per[row["date"]] = _number(row[value], path)
+        if row[key] in per:
+            raise GetterError(f"{path}: {row[group]} {row[key]} appears twice")
+        per[row[key]] = _number(row[value], path)
     return out
 
 
@@ -96,8 +97,9 @@ def earth_groups(state: FinalState, path: str, column: str) -> list[str]:
 
 
 def _paired(state: FinalState, path: str, group: str, value: str,
-            truth: dict[str, dict[str, float]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    got = _values(state, path, group, value)
+            truth: dict[str, dict[str, float]], key: str = "date"
+            ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    got = _values(state, path, group, value, key)
     out = {}
     for gid, days in truth.items():
         mine = got.get(gid)
@@ -122,17 +124,22 @@ def _score(metric: str, sim: np.ndarray, obs: np.ndarray) -> float:
         return float(np.sqrt(np.mean((sim - obs) ** 2)))
     if metric == "nrmse":
         return float(np.sqrt(np.mean((sim - obs) ** 2)) / np.std(obs))
-    raise GetterError(f"earth_metric: unknown metric {metric!r} (nse, kge, r2, rmse, nrmse)")
+    if metric == "balanced_accuracy":  # 0/1 labels: the mean of the two classes' recalls
+        if not np.isin(sim, (0, 1)).all():
+            raise GetterError("earth_metric: predicted labels must be 0 or 1")
+        return float((np.mean(sim[obs == 1] == 1) + np.mean(sim[obs == 0] == 0)) / 2)
+    raise GetterError(f"earth_metric: unknown metric {metric!r} (nse, kge, r2, rmse, nrmse, "
+                      "balanced_accuracy)")
 
 
 @register("earth_metric")
 def earth_metric(state: FinalState, path: str, metric: str, truth: dict[str, dict[str, float]],
-                 group: str, value: str, per_group: bool = False) -> float:
-    """A metric of the values in CSV ``path`` (columns ``group``, ``date``, ``value``) against
+                 group: str, value: str, per_group: bool = False, key: str = "date") -> float:
+    """A metric of the values in CSV ``path`` (columns ``group``, ``key``, ``value``) against
     ``truth`` {group id: {date: true value}}: the median over groups of the per-group metric
     (``per_group``: ST-Bench's per-basin NSE/KGE) or the metric of all rows pooled. Every
     (group, date) of the truth must have a finite value; rows the truth lacks are ignored."""
-    pairs = _paired(state, path, group, value, truth)
+    pairs = _paired(state, path, group, value, truth, key)
     if per_group:
         return round(float(np.median([_score(metric, s, o) for s, o in pairs.values()])), 6)
     sim = np.concatenate([s for s, _ in pairs.values()])
@@ -158,11 +165,12 @@ def _reported(state: FinalState, path: str, key: str) -> float:
 @register("earth_reported_gap")
 def earth_reported_gap(state: FinalState, report: str, key: str, path: str, metric: str,
                        truth: dict[str, dict[str, float]], group: str, value: str,
-                       per_group: bool = False) -> float:
+                       per_group: bool = False, row_key: str = "date") -> float:
     """How far the metric ``key`` reported in JSON ``report`` is from its recomputation by
     :func:`earth_metric` from the artifact (absolute difference)."""
     got = _reported(state, report, key)
-    return round(abs(got - earth_metric(state, path, metric, truth, group, value, per_group)), 6)
+    return round(abs(got - earth_metric(state, path, metric, truth, group, value, per_group,
+                                        row_key)), 6)
 
 
 @register("earth_silhouette")
@@ -299,3 +307,14 @@ def earth_checked_median(state: FinalState, path: str, expected: dict[str, float
             raise GetterError(f"{path}: {i} {value_column} is {got[i]:.5g}, recomputed "
                               f"{want:.5g}")
     return round(float(np.median([got[i] for i in expected])), 6)
+
+
+@register("earth_reported_mean_gap")
+def earth_reported_mean_gap(state: FinalState, report: str, key: str, path: str,
+                            truth: dict[str, dict[str, float]], group: str, value: str,
+                            key_column: str = "date") -> float:
+    """How far ``key`` of JSON ``report`` is from the mean of CSV ``path``'s ``value`` over
+    the rows of ``truth`` (a long table as :func:`earth_metric` reads it)."""
+    got = _reported(state, report, key)
+    pairs = _paired(state, path, group, value, truth, key_column)
+    return round(abs(got - float(np.concatenate([s for s, _ in pairs.values()]).mean())), 6)

@@ -122,3 +122,123 @@ def trends_spec() -> dict:
         },
         "queries": queries(CORR_QUERIES),
     }
+
+
+# -- cross-dataset evaluation: a yield model carried to counties it never saw -------------------
+
+CROSS_QUERIES = [
+    ("irrigated", "counties with irrigation", "irrigated_frac >= 0.2"),
+    ("rainfed", "rainfed counties", "irrigated_frac < 0.1"),
+    ("south-of-42", "counties south of 42°N", "lat < 42"),
+    ("low-organic", "counties with low soil organic matter", "soil_om_pct < 3"),
+    ("droughty-soils", "counties with droughty soils", "awc_mm < 200"),
+    ("high-nitrogen", "counties with high nitrogen rates", "n_rate_kg_ha >= 140"),
+    ("mid-latitude", "mid-latitude counties", "lat >= 36 and lat <= 44"),
+    ("warm-south", "southern counties", "lat < 38"),
+    ("rainfed-south", "rainfed counties south of 44°N", "irrigated_frac < 0.2 and lat < 44"),
+    ("moderate-nitrogen", "counties with moderate nitrogen rates",
+     "n_rate_kg_ha >= 110 and n_rate_kg_ha < 170"),
+    ("west-dry", "counties with low organic matter or irrigation",
+     "soil_om_pct < 2.5 or irrigated_frac >= 0.3"),
+    ("central-band", "counties between 36 and 40°N", "lat >= 36 and lat < 40"),
+    ("heavily-irrigated", "heavily irrigated counties", "irrigated_frac >= 0.4"),
+    ("sandy", "counties with sandy, low-capacity soils", "awc_mm < 160"),
+    ("low-input", "counties with low nitrogen rates", "n_rate_kg_ha < 120"),
+    ("first-third", "the first 29 counties by id", "county_id < 'C030'"),
+    ("last-third", "the last 30 counties by id", "county_id >= 'C061'"),
+    ("retentive-south", "retentive soils south of 40°N", "awc_mm >= 160 and lat < 40"),
+    ("partly-irrigated", "partly irrigated counties",
+     "irrigated_frac >= 0.05 and irrigated_frac < 0.3"),
+    ("central-mostly-rainfed", "mostly rainfed counties between 34 and 42°N",
+     "lat >= 34 and lat < 42 and irrigated_frac < 0.3"),
+]
+
+CROSS_CODE = '''import json
+import numpy as np
+import pandas as pd
+SEL = "@SEL@"
+c = pd.read_csv("counties.csv")
+ids = sorted(c.query(SEL).county_id)
+w = pd.read_csv("weather.csv").merge(c, on="county_id")
+tr = pd.read_csv("yields.csv").merge(w, on=["county_id", "year"])
+te = w[w.county_id.isin(ids)].copy()
+def design(f):
+    return np.column_stack([np.ones(len(f)), f.year - 2000, f.gdd, f.gdd ** 2, f.precip_mm,
+                            f.precip_mm ** 2, f.heat_days, f.irrigated_frac, f.awc_mm,
+                            f.soil_om_pct, f.n_rate_kg_ha])
+coef = np.linalg.lstsq(design(tr), np.log(tr.yield_t_ha), rcond=None)[0]
+te["yield_pred"] = np.exp(design(te) @ coef)
+@MODEL@te[["county_id", "year", "yield_pred"]].to_csv("predictions.csv", index=False)
+json.dump(dict(mean_pred_yield=float(te.yield_pred.mean())), open("metrics.json", "w"))
+print(te.yield_pred.describe())
+'''
+
+
+def cross_code(model: str = "", sel: str = "@SEL@") -> str:
+    return CROSS_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+
+
+def cross_spec() -> dict:
+    pred = {"path": "predictions.csv", "truth": "$gold.x.truth", "group": "county_id",
+            "value": "yield_pred"}
+    fabricated = cross_code().replace("mean_pred_yield=float(te.yield_pred.mean())",
+                                      "mean_pred_yield=9.0")
+    return {
+        "id": "earthdata/cross-county-yield",
+        "tool": "earthdata",
+        "title": "A yield model evaluated on counties it never saw (cross-dataset evaluation, "
+                 "CropBench-like)",
+        "instruction": (
+            "The work directory holds a CropBench-like agriculture dataset as CSV: "
+            "counties.csv (county_id, lat, soil_om_pct, awc_mm, irrigated_frac, n_rate_kg_ha), "
+            "weather.csv (gdd, precip_mm, heat_days per county_id and year 2000-2019) and "
+            "yields.csv (yield_t_ha per county_id and year). The terminal's python3 has "
+            "pandas, NumPy, SciPy and scikit-learn. Scope ({query}): {scope}, i.e. the "
+            "counties of counties.csv matching the pandas query `{select}`. yields.csv holds "
+            "every county EXCEPT the scope's: build a yield model on the other counties and "
+            "evaluate it across datasets by predicting the yield of every scope county and "
+            "year 2000-2019 from its weather and attributes. Write predictions.csv with the "
+            "columns county_id,year,yield_pred (t/ha; the scope's counties only) and "
+            "metrics.json, a JSON object with mean_pred_yield (the mean of yield_pred over "
+            "your rows). Your predictions are scored against the withheld yields (R2 = 1 - "
+            "SSE/SST pooled over the scope's county-years, target >= 0.75)."),
+        "hints": ("Yields rise with a technology trend, peak at an optimal GDD, fall with "
+                  "heat days and water deficits (irrigation offsets them), and their level "
+                  "depends on soil organic matter and nitrogen; a multiplicative model (log "
+                  "yield) transfers better than per-year means of the other counties."),
+        "difficulty": "medium",
+        "modality": "code",
+        "tags": tags("agriculture", "cross-dataset-eval", "medium", "robustness",
+                     "evaluation", "predictive", "error-recovery"),
+        "max_steps": 40,
+        "cli_timeout": 300,
+        "setup": {"generate": [{"fn": "cross_county_yield", "as": "x",
+                                "args": {"select": "$select"}}],
+                  "protect": ["counties.csv", "weather.csv", "yields.csv"]},
+        "evaluator": {"criteria": [
+            realistic(["mean_pred_yield"]),
+            covers("predictions.csv", "county_id", "counties", "$gold.x.ids"),
+            {"name": "reported mean_pred_yield agrees with predictions.csv", "weight": 0,
+             "gate": True,
+             "getter": {"fn": "earth_reported_mean_gap", "report": "metrics.json",
+                        "key": "mean_pred_yield", "key_column": "year", **pred},
+             "check": {"op": "in_range", "min": 0, "max": 0.01}},
+            target("r2", {"fn": "earth_metric", "metric": "r2", "key": "year", **pred},
+                   ">= 0.75", "$gold.x.ref_r2", True),
+        ]},
+        "oracle": scripted(cross_code()),
+        "gui_oracle": typed(cross_code()),
+        "negatives": {
+            "per-year-mean": scripted(cross_code(
+                'te["yield_pred"] = te.year.map(tr.groupby("year").yield_t_ha.mean())\n')),
+            "wrong-scope-all-counties": scripted(cross_code(sel="county_id == county_id")),
+            "fabricated-mean": scripted(fabricated),
+        },
+        "cheats": {
+            "metrics-only": write_files({"metrics.json": '{"mean_pred_yield": 8.0, '
+                                                         '"r2": 0.9}'}),
+            "defensive-zeros": write_files({"metrics.json": '{"mean_pred_yield": 0}'}),
+            "constant-yield": agent_script(cross_code('te["yield_pred"] = 8.0\n')),
+        },
+        "queries": queries(CROSS_QUERIES),
+    }

@@ -42,7 +42,15 @@ CATEGORY = {"earthdata/streamflow-prediction": "prediction-modeling",
             "earthdata/yield-trends": "exploratory-analysis",
             "earthdata/flux-forecast": "forecasting",
             "earthdata/methane-model-comparison": "model-comparison",
-            "earthdata/methane-annual-budget": "up-downscaling"}
+            "earthdata/methane-annual-budget": "up-downscaling",
+            "earthdata/general-transfer": "transfer-learning",
+            "earthdata/general-sampling": "sampling",
+            "earthdata/general-forecast": "forecasting",
+            "earthdata/general-imbalanced": "data-augmentation",
+            "earthdata/general-distillation": "model-distillation",
+            "earthdata/cross-county-yield": "cross-dataset-eval",
+            "earthdata/flow-duration-slope": "novel-metrics",
+            "earthdata/yield-stability": "exploratory-analysis"}
 ARTIFACT = {"earthdata/streamflow-prediction": "predictions.csv",
             "earthdata/county-clustering": "clusters.csv",
             "earthdata/flux-gap-filling": "filled.csv",
@@ -53,12 +61,24 @@ ARTIFACT = {"earthdata/streamflow-prediction": "predictions.csv",
             "earthdata/yield-trends": "trends.csv",
             "earthdata/flux-forecast": "forecast.csv",
             "earthdata/methane-model-comparison": "comparison.csv",
-            "earthdata/methane-annual-budget": "budget.csv"}
+            "earthdata/methane-annual-budget": "budget.csv",
+            "earthdata/general-transfer": "predictions.csv",
+            "earthdata/general-sampling": "totals.csv",
+            "earthdata/general-forecast": "forecast.csv",
+            "earthdata/general-imbalanced": "labels.csv",
+            "earthdata/general-distillation": "student.csv",
+            "earthdata/cross-county-yield": "predictions.csv",
+            "earthdata/flow-duration-slope": "fdc.csv",
+            "earthdata/yield-stability": "stability.csv"}
 DOMAIN = {"hydrology": ("streamflow-prediction", "empty-scope-streamflow",
-                        "streamflow-signatures", "stratified-streamflow"),
-          "agriculture": ("county-clustering", "yield-weather-correlation", "yield-trends"),
+                        "streamflow-signatures", "stratified-streamflow",
+                        "flow-duration-slope"),
+          "agriculture": ("county-clustering", "yield-weather-correlation", "yield-trends",
+                          "cross-county-yield", "yield-stability"),
           "methane": ("flux-gap-filling", "methane-q10", "flux-forecast",
-                      "methane-model-comparison", "methane-annual-budget")}
+                      "methane-model-comparison", "methane-annual-budget"),
+          "general": ("general-transfer", "general-sampling", "general-forecast",
+                      "general-imbalanced", "general-distillation")}
 
 
 # -- the specs ---------------------------------------------------------------------------------
@@ -94,7 +114,8 @@ def test_every_scope_is_a_real_subset_and_the_reference_meets_the_targets(spec_i
     domain = next(d for d, slugs in DOMAIN.items() if spec.slug in slugs)
     table = {"hydrology": data.hydrology_dataset()["basins"],
              "agriculture": data.agriculture_dataset()["counties"],
-             "methane": data.methane_dataset()["sites"]}[domain]
+             "methane": data.methane_dataset()["sites"],
+             "general": data.general_dataset()["groups"]}[domain]
     key = table.columns[0]
     sizes = {}
     if spec.infeasible:  # every scope selects nothing
@@ -156,7 +177,15 @@ PLAYED = [("earthdata/streamflow-prediction", 0), ("earthdata/streamflow-predict
           ("earthdata/yield-trends", 12), ("earthdata/flux-forecast", 0),
           ("earthdata/flux-forecast", 13), ("earthdata/methane-model-comparison", 4),
           ("earthdata/methane-model-comparison", 16), ("earthdata/methane-annual-budget", 6),
-          ("earthdata/methane-annual-budget", 18)]
+          ("earthdata/methane-annual-budget", 18), ("earthdata/general-transfer", 2),
+          ("earthdata/general-transfer", 14), ("earthdata/general-sampling", 5),
+          ("earthdata/general-sampling", 19), ("earthdata/general-forecast", 8),
+          ("earthdata/general-forecast", 16), ("earthdata/general-imbalanced", 10),
+          ("earthdata/general-imbalanced", 17), ("earthdata/general-distillation", 3),
+          ("earthdata/general-distillation", 12), ("earthdata/cross-county-yield", 4),
+          ("earthdata/cross-county-yield", 15), ("earthdata/flow-duration-slope", 6),
+          ("earthdata/flow-duration-slope", 18), ("earthdata/yield-stability", 9),
+          ("earthdata/yield-stability", 13)]
 
 
 @requires("/usr/bin/python3")
@@ -267,6 +296,17 @@ def test_earth_metric_recomputes_and_refuses_incomplete_tables(tmp_path):
     state = _state(tmp_path, {"m.json": '{"x": "0.5"}'})
     with pytest.raises(GetterError):
         getters.earth_reported_gap(state, "m.json", "x", "p.csv", "nse", TRUTH, "id", "v")
+    # the general control set's tables key rows by number; labels are scored by balanced
+    # accuracy (mean of the two recalls: A 1 and 1/2, B 1 and 1/2 -> 0.75) and must be 0/1
+    labels = {"A": {"1": 0.0, "2": 1.0, "3": 1.0}, "B": {"1": 1.0, "2": 1.0, "3": 0.0}}
+    state = _state(tmp_path, {"l.csv": "id,row,y\nA,1,0\nA,2,1\nA,3,0\nB,1,1\nB,2,0\n"
+                                       "B,3,0\n", "k.csv": "id,row,y\nA,1,0.5\nA,2,1\n"
+                                                            "A,3,1\n"})
+    assert getters.earth_metric(state, "l.csv", "balanced_accuracy", labels, "id", "y", True,
+                                key="row") == 0.75
+    with pytest.raises(GetterError):
+        getters.earth_metric(state, "k.csv", "balanced_accuracy", {"A": labels["A"]}, "id",
+                             "y", key="row")
 
 
 def test_silhouette_matches_its_definition(tmp_path):

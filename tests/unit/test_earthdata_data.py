@@ -20,7 +20,7 @@ def _fresh(fn, seed):
 
 
 @pytest.mark.parametrize("fn", [data.hydrology_dataset, data.agriculture_dataset,
-                                data.methane_dataset])
+                                data.methane_dataset, data.general_dataset])
 def test_datasets_are_deterministic_per_seed(fn):
     a, b, c = _fresh(fn, 5), _fresh(fn, 5), _fresh(fn, 6)
     for name in a:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
 
 STATE_CODE = (Path(__file__).parent / "inside" / "state_dump.py").read_text()
+RESTORE_CODE = (Path(__file__).parent / "inside" / "restore.py").read_text()
 RPC_PORT = 9123
 WINDOW_TITLE = "PyMOL"
 
@@ -63,8 +64,13 @@ class ScriptError(ToolScriptError):
     """A PyMOL request failed or did not finish."""
 
 
+def _geometry(window: WindowInfo) -> tuple[int, int, int, int]:
+    return (window.x, window.y, window.width, window.height)
+
+
 class Adapter(ToolAdapter):
     ready_timeout = 30.0
+    _geometry: tuple[int, int, int, int] | None = None  # the main window's, at the last launch
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
         work = provider.paths["work"]
@@ -93,6 +99,23 @@ class Adapter(ToolAdapter):
         # the task's files): its window appears before the inputs are read.
         self._request(provider, "__out__ = cmd.get_names('objects')",
                       timeout=self.ready_timeout)
+        main = next((w for w in provider.windows() if w.title.startswith(WINDOW_TITLE)), None)
+        self._geometry = _geometry(main) if main is not None else None
+
+    def restore_in_place(self, provider: ProgramHost, task: Task) -> bool:
+        """Reinitialize PyMOL (objects, settings, view, colours), reload the task's restaged
+        files as the launch does and rebuild the output area, command line and title (see
+        inside/restore.py). Refused with any window but the main one (a dialog, a menu, an
+        undocked panel) or the main window moved or resized (Display > Full Screen)."""
+        windows = provider.windows()
+        mains = [w for w in windows if w.title.startswith(WINDOW_TITLE)]
+        if len(windows) != 1 or len(mains) != 1 or (self._geometry is not None
+                                                     and _geometry(mains[0]) != self._geometry):
+            return False
+        work = provider.paths["work"]
+        files = [f"{work}/{name}" for name in task.spec.open]
+        code = f"FILES = {files!r}\nWORK = {work!r}\n{RESTORE_CODE}"
+        return self._request(provider, code, 60.0) == "ok"
 
     def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
         """Run PyMOL commands (one per line, as typed at the ``PyMOL>`` prompt) in the GUI.

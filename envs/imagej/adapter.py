@@ -10,6 +10,7 @@ Answers come back through a file the macro writes and renames when it is complet
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 IJ_JAR = "/usr/share/java/ij.jar"
 STATE_MACRO = (Path(__file__).parent / "inside" / "state.ijm").read_text()
+RESTORE_MACRO = (Path(__file__).parent / "inside" / "restore.ijm").read_text()
 ERROR_TITLES = ("Macro Error", "Exception")
 
 
@@ -48,6 +50,7 @@ class MacroError(ToolScriptError):
 
 class Adapter(ToolAdapter):
     ready_timeout = 40.0
+    _main_at: tuple[int, int, int, int] | None = None  # the main window's geometry at launch
 
     def _java(self, provider: ProgramHost) -> list[str]:
         home = provider.paths["home"]
@@ -79,6 +82,38 @@ class Adapter(ToolAdapter):
         self.run_script(provider, 'showStatus("");', timeout=15.0)
         self._lay_out_menu_bar(provider)
         self._focus_last_image(provider, task)
+        main = _titled(provider, "ImageJ")
+        self._main_at = (main.x, main.y, main.width, main.height) if main else None
+
+    def restore_in_place(self, provider: ProgramHost, task: Task) -> bool:
+        """Close every image (unsaved changes dropped) and the Results, Log and ROI Manager
+        windows, set back the tool and colours a launch starts with, reopen the task's
+        restaged inputs and give the last one the focus (see inside/restore.ijm). Refused
+        (nothing changed) with any other window open (a dialog, a plot, a Threshold panel, a
+        tool's options) or the main window moved or resized."""
+        main = _titled(provider, "ImageJ")
+        if main is None or (self._main_at is not None
+                            and (main.x, main.y, main.width, main.height) != self._main_at):
+            return False
+        work = provider.paths["work"]
+        # an image window's title says its zoom when not 100%: "cell.tif (150%)"
+        others = [re.sub(r" \(\d+(\.\d+)?%\)$", "", w.title) for w in provider.windows()
+                  if w.title != "ImageJ"]
+        if any("\n" in t or '"' in t or "\\" in t for t in others):
+            return False
+        sep = "\\n"  # the macro language's escape: split() there cuts at newlines
+        shown, opens = sep.join(others), sep.join(f"{work}/{n}" for n in task.spec.open)
+        macro = f'WINDOWS = "{shown}";\nOPEN = "{opens}";\n{RESTORE_MACRO}'
+        if self.run_script(provider, macro, timeout=60.0) != "ok":
+            return False
+        try:
+            processes.wait_for(lambda: self.is_ready(provider.windows(), task),
+                               10.0 * provider.ready_scale, interval=0.02,
+                               what="the inputs' windows")
+        except TimeoutError:
+            return False  # the env restarts the program
+        self._focus_last_image(provider, task)
+        return True
 
     @staticmethod
     def _focus_last_image(provider: ProgramHost, task: Task | None, timeout: float = 3.0) -> None:

@@ -2,7 +2,7 @@
 
 Every tool's full audit (oracle, GUI oracle, no-op, negatives, cheats, cross-task F1) takes
 4-10 minutes of one worker; CI must stay under 30 minutes on 2 cores. So a run audits at most
-``SCIAGENT_AUDIT_BUDGET`` tools (default 3: with 4, CI took 37-40 minutes once 21 tools had
+``SCIAGENT_AUDIT_BUDGET`` tools (default 3: with 4, CI took 37-40 minutes once 19 tools had
 long-horizon tasks; five took it to 34 minutes when there were fewer): one of the tools whose
 folders changed most recently (in the last 30 commits: what a submission touched is proven
 first), then the others in turn, a window that moves on with every commit, so consecutive

@@ -106,7 +106,7 @@ CASES: dict[str, Case] = {
          "pyautogui.typewrite('bg_color white\\n')", "pyautogui.click(1213, 240)",
          "pyautogui.press('escape')", "pyautogui.typewrite('load ~/work/1tii.pdb, two\\n')",
          "pyautogui.click(1035, 240)", "pyautogui.typewrite('set cartoon_transparency, 0.5')"],
-        None, _pymol_dialog, "pymol/remove-waters", ["PyMOL"], carets=[(182, 205, 59, 68)],
+        None, _pymol_dialog, "pymol/remove-waters", ["PyMOL"],
         seeds=(1, 2)),
     # A tool switched (oval) and a selection drawn, Measure (the Results table), a duplicate
     # (a second image), Process > Smooth through the Command Finder, a zoom (the window

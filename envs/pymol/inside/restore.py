@@ -49,6 +49,7 @@ def _restore():
         w.pymolwidget.pymol.button(key, -1, 0, 0, 0)
     w._setup_history()
     w.setWindowTitle("PyMOL")
+    w.lineedit.clearFocus()  # (a focus change re-arms the caret, steady since the launch)
     w.lineedit.setFocus()
     # Paint the whole window now (the viewport renders the reloaded scene, slowly in software
     # OpenGL): the window read black until then, which a settle took for a settled frame.

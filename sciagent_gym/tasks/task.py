@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import tifffile
 
+from sciagent_gym.blas import one_blas_thread
 from sciagent_gym.evaluation import Criterion
 from sciagent_gym.processes import owned_tempdir
 from sciagent_gym.tasks.queries import query_params, query_split
@@ -121,7 +122,9 @@ class Task:
                                     f"unknown generator '{gen.fn}' for tool {self.spec.tool} "
                                     f"(known: {', '.join(sorted(self._generators))})")
             args = resolve(gen.args, {**self.params, **self.paths, "gold": self.gold})
-            self.gold[gen.name] = self._store_arrays(gen.name, fn(host_work, rng, **args))
+            with one_blas_thread():
+                made = fn(host_work, rng, **args)
+            self.gold[gen.name] = self._store_arrays(gen.name, made)
         self.input_hashes = {}
         for name in self.spec.protect:
             path = host_work / name

@@ -238,6 +238,11 @@ def generic_cheats(criteria: Sequence[Criterion], start: Path,
         copied = _copied_inputs(outputs, start)
         if copied:
             cheats.append(Cheat("input-copied", "copy", copied))
+    if outputs and instruction and any(c.check == "stbench_target" for c in criteria):
+        # ST-Bench: an agent that echoes its prompt into every output must earn nothing
+        text = instruction.encode()
+        cheats.append(Cheat("prompt-copied", "copy", {p: text for p in outputs},
+                            answer=instruction))
     if any(c.getter.startswith("answer") for c in criteria):
         cheats.append(Cheat("answer-zero", "answer", answer="0"))
         for i, text in enumerate(_answer_forms(criteria)):

@@ -217,3 +217,21 @@ def test_a_cheat_paid_by_st_bench_training_reward_is_a_finding(start, tmp_path, 
     spec = SimpleNamespace(id="t/x", infeasible=False, toggles=())
     [case] = audit._generic_cheats(base, spec, 0, 0.0, start_state, tmp_path / "c")
     assert not case.ok and "reward='stbench' pays 0.750: target met by c1" in case.failed_criteria
+
+
+def test_an_st_bench_query_is_cheated_with_its_prompt_copied_into_every_output(start, tmp_path):
+    """ST-Bench's rule: echoing the prompt scores 0 (a copy: no placeholder allowance)."""
+    prompt = "Write metrics.json with nse >= 0.6 for the basins in scope."
+    crits = criteria(
+        {"weight": 0, "gate": True, "getter": {"fn": "file_json", "path": "metrics.json"},
+         "check": {"op": "stbench_realistic", "names": ["nse"]}},
+        {"getter": {"fn": "file_json", "path": "metrics.json", "key": "nse"},
+         "check": {"op": "stbench_target", "target": ">= 0.6", "reference": 0.8}})
+    [copied] = [c for c in generic_cheats(crits, start, prompt) if c.name == "prompt-copied"]
+    assert copied.files == {"metrics.json": prompt.encode()} and copied.limit == 0.0
+    start_state = FinalState(work_dir=start, agent_status="done")
+    assert play_offline(copied, crits, start_state, tmp_path).score == 0.0
+    # only ST-Bench queries get it
+    plain = criteria({"getter": {"fn": "file_text", "path": "out.txt"},
+                      "check": {"op": "text", "expected": "ok"}})
+    assert "prompt-copied" not in {c.name for c in generic_cheats(plain, start, prompt)}

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import tempfile
 import threading
 import time
 import uuid
@@ -71,7 +72,9 @@ def wait_until(predicate, timeout: float, what: str):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    temp_dir = tmp_path_factory.mktemp("ray")
+    # short and ours: Ray's socket paths must stay under 108 bytes, which pytest's
+    # tmp paths exceed under xdist (popen-gw1/ray0/session_.../sockets/plasma_store.1)
+    temp_dir = Path(tempfile.mkdtemp(prefix="sag-ray-"))
     (temp_dir / "ray").mkdir()  # RAY_TMPDIR/ray holds the address file (not /tmp/ray)
     mark = f"SCIAGENT_TEST_MARK={uuid.uuid4().hex}".encode()
     saved = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "SCIAGENT_TEST_MARK")}

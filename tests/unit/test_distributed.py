@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -96,7 +97,9 @@ def ray_processes(temp_dir: Path) -> list[int]:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    temp_dir = tmp_path_factory.mktemp("ray")
+    # short and ours: Ray's socket paths must stay under 108 bytes, which pytest's
+    # tmp paths exceed under xdist (popen-gw1/ray0/session_.../sockets/plasma_store.1)
+    temp_dir = Path(tempfile.mkdtemp(prefix="sag-ray-"))
     # Ray's default temp dir (its address file, a driver's logs) follows RAY_TMPDIR: nothing
     # of this cluster lands in /tmp/ray.
     old_tmpdir = os.environ.get("RAY_TMPDIR")

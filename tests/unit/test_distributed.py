@@ -105,6 +105,11 @@ def cluster(tmp_path_factory):
     old_tmpdir = os.environ.get("RAY_TMPDIR")
     os.environ["RAY_TMPDIR"] = str(temp_dir)
     (temp_dir / "ray").mkdir()
+    # the workers' own temp files too (they inherit it): a worker SIGKILLed mid-episode
+    # cannot remove its env's sandbox directory, which then goes with temp_dir
+    old_tmp = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(temp_dir / "tmp")
+    (temp_dir / "tmp").mkdir()
     node = {"num_cpus": 1, "include_dashboard": False, "temp_dir": str(temp_dir)}
     cluster = None
     try:
@@ -117,10 +122,11 @@ def cluster(tmp_path_factory):
         ray.shutdown()
         if cluster is not None:
             cluster.shutdown()
-        if old_tmpdir is None:
-            os.environ.pop("RAY_TMPDIR", None)
-        else:
-            os.environ["RAY_TMPDIR"] = old_tmpdir
+        for name, old in (("RAY_TMPDIR", old_tmpdir), ("TMPDIR", old_tmp)):
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
         left = ray_processes(temp_dir)
         shutil.rmtree(temp_dir, ignore_errors=True)
         assert left == [], f"Ray processes left running: {left}"

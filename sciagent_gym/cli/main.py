@@ -153,16 +153,22 @@ def build_parser() -> argparse.ArgumentParser:
                                      "against a fixed-sleep baseline")
     p.add_argument("--env", default="SciGUI-ImageJ-v0")
     p.add_argument("--task", help="task id (default: sampled)")
+    p.add_argument("--all", action="store_true",
+                   help="every installed tool's env, one row each (runs/bench_all.py); "
+                        "resumes from --out DIR/bench-all.json")
+    p.add_argument("--tools", help="with --all: only these tools, comma-separated")
+    p.add_argument("--force", action="store_true",
+                   help="with --all: measure tools already in bench-all.json again")
     p.add_argument("--episodes", type=int, default=6)
     p.add_argument("--baseline-episodes", type=int, default=2)
     p.add_argument("--vector", type=int, nargs="+", default=[1, 2, 4],
-                   help="numbers of async envs to measure")
+                   help="numbers of async envs to measure (not with --all)")
     p.add_argument("--vector-steps", type=int, default=20)
     p.add_argument("--pool-size", type=int, default=2,
                    help="spare sandboxes of the warm-reset env (default 2)")
     p.add_argument("--pool-workers", type=int, default=2,
                    help="how many of them are prepared at once (default 2)")
-    p.add_argument("--out", help="write <env>.json and <env>.png here")
+    p.add_argument("--out", help="write <env>.json and <env>.png here (--all: bench-all.*)")
     p.add_argument("--json", action="store_true")
     d = p.add_argument_group("density (--density): how many envs of one tool this machine holds")
     d.add_argument("--density", action="store_true",
@@ -209,11 +215,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    """``bench``, or with ``--density`` the density run (runs/density.py)."""
+    """``bench``, with ``--density`` the density run (runs/density.py), with ``--all`` every
+    installed tool (runs/bench_all.py)."""
     if args.density:
         from sciagent_gym.runs.density import cmd_density
 
         return cmd_density(args)
+    if args.all:
+        from sciagent_gym.runs.bench_all import cmd_bench_all
+
+        return cmd_bench_all(args)
     return commands.cmd_bench(args)
 
 

@@ -24,7 +24,7 @@ from PIL import Image
 
 from sciagent_gym import processes
 from sciagent_gym.actions.space import ACTION_TYPES
-from sciagent_gym.controller.settle import SettleConfig
+from sciagent_gym.controller.settle import SettleConfig, changed_pixels
 
 
 def scripted_actions(width: int, height: int) -> list[str]:
@@ -70,10 +70,19 @@ def _tree_memory_mb() -> float:
     return total / 1024
 
 
+def _reacted(before: np.ndarray | None, after: np.ndarray | None) -> bool:
+    """Whether a step changed the screen beyond settle's tolerance: a step the program
+    reacted to (its repaint is in the settle time) rather than an idle one."""
+    if before is None or after is None or before.shape != after.shape:
+        return False
+    return changed_pixels(before, after) > SettleConfig().tolerance
+
+
 def _episodes(env: gym.Env, n: int, seed: int) -> dict[str, Any]:
     base = env.unwrapped
     actions = scripted_actions(base.width, base.height)
     resets, overheads, episodes, warm, prepared = [], [], [], [], []
+    idle, reacting = [], []
     env.reset(seed=seed)
     for _ in range(n):
         t0 = time.perf_counter()
@@ -83,18 +92,21 @@ def _episodes(env: gym.Env, n: int, seed: int) -> dict[str, Any]:
         if "prepared_in_background" in info["timings"]:
             prepared.append(info["timings"]["prepared_in_background"])
         for action in actions:
+            before = getattr(base, "_frame", None)
             obs, _, terminated, truncated, info = env.step(action)
             if action != "DONE":
                 overheads.append(info["timings"]["total"])
+                split = reacting if _reacted(before, getattr(base, "_frame", None)) else idle
+                split.append(info["timings"]["total"])
             if terminated or truncated:
                 break
         episodes.append(time.perf_counter() - t0)
     return {"reset": resets, "step": overheads, "episode": episodes, "warm": warm,
-            "prepared": prepared}
+            "prepared": prepared, "idle": idle, "reacting": reacting}
 
 
 def _baseline(env_id: str, task: str | None, n: int, seed: int,
-              reset_sleep: float, step_sleep: float) -> dict[str, Any]:
+              reset_sleep: float, step_sleep: float, **make: Any) -> dict[str, Any]:
     """Relaunch per episode, fixed sleeps, PNG screenshots: the reference harnesses' loop.
 
     Its steps skip our settle detection (a zero quiet window) since the fixed sleep stands in
@@ -104,7 +116,7 @@ def _baseline(env_id: str, task: str | None, n: int, seed: int,
     no_settle = SettleConfig(quiet=0.0, cap=0.0, interval=0.0)
     for k in range(n):
         t0 = time.perf_counter()
-        env = gym.make(env_id, task=task, pool_size=0, settle=no_settle)
+        env = gym.make(env_id, task=task, pool_size=0, settle=no_settle, **make)
         try:
             env.reset(seed=seed + k)
             time.sleep(reset_sleep)
@@ -125,9 +137,9 @@ def _baseline(env_id: str, task: str | None, n: int, seed: int,
 
 
 def _vector_throughput(env_id: str, task: str | None, num_envs: int, steps: int,
-                       seed: int) -> float:
+                       seed: int, **make: Any) -> float:
     envs = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="async", task=task,
-                        pool_size=0, max_steps=10_000)
+                        pool_size=0, max_steps=10_000, **make)
     try:
         envs.reset(seed=seed)
         actions = envs.action_space.sample()
@@ -145,33 +157,40 @@ def run_bench(env_id: str = "SciGUI-ImageJ-v0", task: str | None = None, episode
               baseline_episodes: int = 2, vector_sizes: tuple[int, ...] = (1, 2, 4),
               vector_steps: int = 20, seed: int = 0, reset_sleep: float = 5.0,
               step_sleep: float = 2.0, pool_size: int = 2, pool_workers: int = 2,
-              progress: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
+              progress: Callable[[str], None] = lambda m: None,
+              make_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``make_kwargs`` go to every ``gym.make`` (tests: the fake provider); with an empty
+    ``vector_sizes`` the async-env throughput (a minute or more per tool) is left out."""
+    make = dict(make_kwargs or {})
     if pool_size < 1:
         raise ValueError("the warm-reset measurement needs pool_size >= 1")
     out: dict[str, Any] = {"env": env_id, "task": task, "cpus": os.cpu_count(),
                            "pool": {"size": pool_size, "workers": pool_workers}}
     progress("cold resets (pool off)")
-    env = gym.make(env_id, task=task, pool_size=0)
+    env = gym.make(env_id, task=task, pool_size=0, **make)
     try:
         cold = _episodes(env, episodes, seed)
+        # One env's own processes, no spares: what each added env costs without a pool.
+        out["peak_memory_mb_no_pool"] = _tree_memory_mb()
     finally:
         env.close()
     progress(f"warm resets (pool of {pool_size}, {pool_workers} preparing at once)")
-    env = gym.make(env_id, task=task, pool_size=pool_size, pool_workers=pool_workers)
+    env = gym.make(env_id, task=task, pool_size=pool_size, pool_workers=pool_workers, **make)
     try:
         pool = env.unwrapped
         # Back to back, as a training loop runs: a reset swaps in a ready sandbox, waits for
         # one being prepared, or (on a miss) resets cold; all of it counts as reset time.
         warm = _episodes(env, episodes, seed)
         out["peak_memory_mb_per_env"] = _tree_memory_mb()
-        out["pool_stats"] = dict(pool.provider.stats)
+        out["pool_stats"] = dict(getattr(pool.provider, "stats", {}))
         # How long the pool took to prepare each swapped-in sandbox: when this exceeds the
         # episode, reset() waits for the rest and the program's start bounds the reset.
         out["prepared_in_background_s"] = _pct(warm["prepared"]) if warm["prepared"] else None
     finally:
         env.close()
     progress("idle steps with SettleConfig.fast()")
-    env = gym.make(env_id, task=task, pool_size=0, settle=SettleConfig.fast(), max_steps=10_000)
+    env = gym.make(env_id, task=task, pool_size=0, settle=SettleConfig.fast(), max_steps=10_000,
+                   **make)
     try:
         env.reset(seed=seed)
         base_env = env.unwrapped
@@ -182,10 +201,14 @@ def run_bench(env_id: str = "SciGUI-ImageJ-v0", task: str | None = None, episode
         env.close()
     out["step_overhead_fast_settle_s"] = _pct(fast)
     progress("baseline (relaunch, fixed sleeps, PNG)")
-    base = _baseline(env_id, task, baseline_episodes, seed, reset_sleep, step_sleep)
+    base = _baseline(env_id, task, baseline_episodes, seed, reset_sleep, step_sleep, **make)
     out["reset_cold_s"] = _pct(cold["reset"])
     out["reset_warm_s"] = _pct(warm["reset"])  # every reset of the pooled env, hits and misses
     out["step_overhead_s"] = _pct(cold["step"] + warm["step"])
+    # The scripted steps split by whether the screen changed (None: no step of that kind).
+    for kind in ("idle", "reacting"):
+        steps = cold[kind] + warm[kind]
+        out[f"step_{kind}_s"] = _pct(steps) if steps else None
     out["episode_s"] = _pct(warm["episode"])
     out["baseline"] = {"reset_s": _pct(base["reset"]), "step_s": _pct(base["step"]),
                        "episode_s": _pct(base["episode"])}
@@ -202,7 +225,7 @@ def run_bench(env_id: str = "SciGUI-ImageJ-v0", task: str | None = None, episode
     for n in vector_sizes:
         progress(f"{n} async envs")
         out["vector_steps_per_s"][str(n)] = _vector_throughput(env_id, task, n, vector_steps,
-                                                               seed)
+                                                               seed, **make)
     return out
 
 
@@ -227,9 +250,10 @@ def format_bench(r: dict[str, Any]) -> str:
         f"{r['episodes_per_hour']['baseline']:.0f} ({r['episodes_per_hour']['ratio']:.1f}x)",
         f"peak memory of one env's processes (pool of {r['pool']['size']} included): "
         f"{r['peak_memory_mb_per_env']:.0f} MB",
-        "async envs, steps/s: " + ", ".join(f"{n}: {v:.1f}"
-                                            for n, v in r["vector_steps_per_s"].items()),
     ]
+    if r["vector_steps_per_s"]:
+        lines.append("async envs, steps/s: " + ", ".join(
+            f"{n}: {v:.1f}" for n, v in r["vector_steps_per_s"].items()))
     return "\n".join(lines)
 
 

@@ -53,8 +53,12 @@ class Adapter(ToolAdapter):
     _main_at: tuple[int, int, int, int] | None = None  # the main window's geometry at launch
 
     def _java(self, provider: ProgramHost) -> list[str]:
-        home = provider.paths["home"]
-        return ["java", f"-Duser.home={home}", "-Xmx1024m", "-Djava.awt.headless=false",
+        paths = provider.paths
+        home = paths["home"]
+        # java.io.tmpdir: ImageJ's single-instance stub (ImageJ-<user>-<display>-<port>.stub)
+        # goes in the sandbox's tmp, not the host's /tmp (the control server left it there).
+        return ["java", f"-Duser.home={home}", f"-Djava.io.tmpdir={paths['tmp']}", "-Xmx1024m",
+                "-Djava.awt.headless=false",
                 "-cp", IJ_JAR, "ij.ImageJ", "-ijpath", f"{home}/.imagej", "-port1"]
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:

@@ -3,6 +3,7 @@ provider exactly as a VM guest or a remote host would be."""
 
 from __future__ import annotations
 
+import glob
 import os
 import secrets
 import socket
@@ -43,7 +44,7 @@ def server(tmp_path_factory):
     url = f"http://127.0.0.1:{port}"
     try:
         ControlClient(url, token).wait_healthy(20.0)
-        yield {"url": url, "token": token, "home": home, "proc": proc}
+        yield {"url": url, "token": token, "home": home, "proc": proc, "display": display.name}
     finally:
         proc.terminate()
         proc.wait(10)
@@ -68,6 +69,15 @@ def test_oracle_scores_one_over_the_wire(remote_env):
     task = env.unwrapped.task
     run_steps(env, task.steps("oracle"))
     assert env.unwrapped.evaluation.score == 1.0, env.unwrapped.evaluation.to_dict()
+
+
+def test_imagej_keeps_its_instance_stub_out_of_the_host_tmp(remote_env, server):
+    """ImageJ's single-instance stub (``ImageJ-<user>-<display>-<port>.stub``, in
+    java.io.tmpdir) was left in the host's /tmp by every run of this server as root."""
+    remote_env.reset(seed=0)
+    stub = f"ImageJ-*-{server['display'].replace(':', '_')}-*.stub"
+    assert not glob.glob(f"/tmp/{stub}")
+    assert glob.glob(f"{server['home']}/tmp/{stub}"), "the stub is in the server's private tmp"
 
 
 def test_second_task_over_the_wire(remote_env):

@@ -1,23 +1,45 @@
-"""Wait for a screen to stop changing instead of sleeping a fixed time."""
+"""Wait for a screen to stop changing instead of sleeping a fixed time.
+
+Two ways to know: grab whole frames and compare them (``mode="frame"``, the default), or listen
+to the X server's DAMAGE events and grab once when the paints stop (``mode="damage"``, opt-in;
+see :mod:`sciagent_gym.controller.damage`). The damage mode falls back to frames where no
+damage source is given (a display without the extension, a remote screen).
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+
+from sciagent_gym.controller.damage import DamageSource
+
+_POLL = 0.002  # seconds between looks at the processes' states (0.5 ms a look for 33 threads)
+#: Looks in a row that must find every process asleep: one could fall between two hand-overs.
+_IDLE_POLLS = 2
 
 
 @dataclass(frozen=True)
 class SettleConfig:
     """``quiet``: seconds without change that count as settled; ``cap``: give up after this;
-    ``interval``: time between grabs; ``tolerance``: changed pixels ignored (blinking carets)."""
+    ``interval``: time between grabs; ``tolerance``: changed pixels ignored (blinking carets).
+
+    ``mode="damage"``: ``react`` is how long a step may take to start painting (no paint by
+    then, and the program's processes asleep: the step did not react, grab at once);
+    ``busy_cap``: how long a busy program may hold a step that has not painted; ``quiet`` is
+    then the gap without paints that ends a reaction's burst, and a paint rectangle of
+    ``tolerance`` pixels or fewer does not start a reaction by itself (a caret blink) but does
+    extend one."""
 
     quiet: float = 0.15
     cap: float = 3.0
     interval: float = 0.015
     tolerance: int = 64
+    mode: str = "frame"
+    react: float = 0.015
+    busy_cap: float = 0.5
 
     @classmethod
     def fast(cls) -> SettleConfig:
@@ -25,6 +47,12 @@ class SettleConfig:
         ~23 ms instead of ~160 ms, but reactions slower than that (ImageJ repaints after a
         menu closes at ~120-180 ms) can be observed half-drawn, one step late."""
         return cls(quiet=0.02, interval=0.005)
+
+    @classmethod
+    def damage(cls, quiet: float = 0.1, react: float = 0.015, cap: float = 3.0) -> SettleConfig:
+        """Settle on the X server's paint events (see the module docstring); frames are
+        compared instead where the display has no DAMAGE extension."""
+        return cls(quiet=quiet, react=react, cap=cap, mode="damage")
 
 
 def changed_pixels(a: np.ndarray, b: np.ndarray) -> int:
@@ -35,11 +63,15 @@ def changed_pixels(a: np.ndarray, b: np.ndarray) -> int:
 
 
 def wait_settled(grab: Callable[[], np.ndarray], config: SettleConfig = SettleConfig(),
-                 first: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
-    """Grab until ``config.quiet`` seconds pass without a change beyond the tolerance.
+                 first: np.ndarray | None = None,
+                 damage: DamageSource | None = None) -> tuple[np.ndarray, bool]:
+    """Grab until ``config.quiet`` seconds pass without a change beyond the tolerance
+    (with ``mode="damage"`` and a ``damage`` source: :func:`wait_damage_settled`).
 
     Returns the last frame and whether the screen settled before the cap.
     """
+    if config.mode == "damage" and damage is not None:
+        return wait_damage_settled(grab, damage, config)
     start = time.monotonic()
     last = grab() if first is None else first
     stable_since = time.monotonic()
@@ -56,18 +88,74 @@ def wait_settled(grab: Callable[[], np.ndarray], config: SettleConfig = SettleCo
             return last, False
 
 
+def wait_damage_settled(grab: Callable[[], np.ndarray], damage: DamageSource,
+                        config: SettleConfig) -> tuple[np.ndarray, bool]:
+    """Wait on paint events, then grab once; returns the frame and whether the paints stopped
+    before the cap.
+
+    The step did not react when no paint bigger than ``config.tolerance`` came within
+    ``config.react`` of the call and, where the source can tell (``busy``), the processes
+    behind the display have all gone to sleep (at most ``config.busy_cap`` after the call).
+    A reaction is over when ``config.quiet`` passed after its last paint (any size) and the
+    processes sleep; at most ``config.cap`` after the call. Paints since the source's last
+    mark (the last grab) count from when they happened: one less than ``quiet`` old is a burst
+    still going (a late paint of the previous step is not lost); older ones are ignored.
+    """
+    busy = getattr(damage, "busy", None)
+    start = time.monotonic()
+    cap_at, busy_at = start + config.cap, start + min(config.busy_cap, config.cap)
+    last: float | None = None
+    idle = 0  # consecutive polls that found every process asleep
+    while True:  # the reaction window
+        now = time.monotonic()
+        react_at = start + config.react
+        paint = damage.next_paint(react_at if now < react_at else now + _POLL)
+        if paint is not None:
+            if paint[1] > config.tolerance and paint[0] + config.quiet > start:
+                last = paint[0]
+                break
+            continue
+        now = time.monotonic()
+        if now >= react_at:
+            idle = idle + 1 if busy is None or not busy() else 0
+            if idle >= _IDLE_POLLS or now >= busy_at:
+                break
+    settled = True
+    idle = 0
+    while last is not None:  # the burst
+        now = time.monotonic()
+        quiet_at = last + config.quiet
+        paint = damage.next_paint(min(cap_at, quiet_at if now < quiet_at else now + _POLL))
+        now = time.monotonic()
+        if paint is not None:
+            last, idle = max(last, paint[0]), 0
+        elif now >= quiet_at:
+            idle = idle + 1 if busy is None or not busy() else 0
+            if idle >= _IDLE_POLLS:
+                break
+        if now >= cap_at:
+            settled = False
+            break
+    damage.mark()
+    return grab(), settled
+
+
 def settle_canonical(grab: Callable[[], np.ndarray], expose: Callable[[], None],
-                     config: SettleConfig = SettleConfig(), attempts: int = 4) -> np.ndarray:
+                     config: SettleConfig = SettleConfig(), attempts: int = 4,
+                     damage: DamageSource | None = None) -> np.ndarray:
     """Settle, then make every window repaint and settle again until a repaint changes nothing.
 
     The start screen of an episode is then what the program draws from scratch, not a frame
-    with half-painted start-up leftovers (which would differ between identical resets)."""
-    strict = SettleConfig(quiet=max(config.quiet, 0.25), cap=max(config.cap, 5.0),
-                          interval=config.interval, tolerance=0)
-    frame, _ = wait_settled(grab, strict)
+    with half-painted start-up leftovers (which would differ between identical resets).
+    With damage, the quiet window is at least 0.1 s (0.25 s with frames) and every paint
+    counts; the frames of two rounds must still be equal."""
+    damaged = config.mode == "damage" and damage is not None
+    strict = replace(config, quiet=max(config.quiet, 0.1 if damaged else 0.25),
+                     cap=max(config.cap, 5.0), tolerance=0)
+    frame, _ = wait_settled(grab, strict, damage=damage)
     for _ in range(attempts):
         expose()
-        again, _ = wait_settled(grab, strict)
+        again, _ = wait_settled(grab, strict, damage=damage)
         if np.array_equal(again, frame):
             break
         frame = again

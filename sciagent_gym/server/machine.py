@@ -18,6 +18,7 @@ import numpy as np
 
 from sciagent_gym.actions import types as A
 from sciagent_gym.controller.clipboard import Clipboard
+from sciagent_gym.controller.damage import XDamageSource
 from sciagent_gym.controller.settle import SettleConfig, settle_canonical, wait_settled
 from sciagent_gym.controller.windows import WindowInfo, WindowLister
 from sciagent_gym.controller.x11 import X11Controller
@@ -113,9 +114,14 @@ class Machine:
             return self.controller.grab()
 
     def settle(self, config: SettleConfig, canonical: bool = False) -> np.ndarray:
+        damage = None
+        if config.mode == "damage":  # its own connection, opened on first use, kept
+            if getattr(self, "_damage", None) is None:
+                self._damage = XDamageSource.open(self.display_name)
+            damage = self._damage
         if canonical:
-            return settle_canonical(self.grab, self.expose_all, config)
-        frame, _ = wait_settled(self.grab, config)
+            return settle_canonical(self.grab, self.expose_all, config, damage=damage)
+        frame, _ = wait_settled(self.grab, config, damage=damage)
         return frame
 
     def execute(self, actions: list[A.Action]) -> None:
@@ -232,7 +238,8 @@ class Machine:
 
     def close(self) -> None:
         self.kill_all()
-        for part in (self.clipboard, self._windows, self.controller):
+        for part in (self.clipboard, self._windows, getattr(self, "_damage", None),
+                     self.controller):
             try:
                 part.close()
             except Exception:

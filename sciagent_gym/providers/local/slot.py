@@ -13,7 +13,9 @@ import numpy as np
 
 from sciagent_gym import processes
 from sciagent_gym.actions import types as A
+from sciagent_gym.controller.activity import ProcessActivity
 from sciagent_gym.controller.clipboard import Clipboard
+from sciagent_gym.controller.damage import XDamageSource
 from sciagent_gym.controller.settle import SettleConfig, settle_canonical, wait_settled
 from sciagent_gym.controller.windows import WindowInfo, WindowLister
 from sciagent_gym.controller.x11 import X11Controller
@@ -59,6 +61,7 @@ class LocalSlot(Provider):
         self.settle_config = settle or SettleConfig()
         self._display: VirtualDisplay | None = None
         self._controller: X11Controller | None = None
+        self._damage: XDamageSource | None = None  # paint events (settle mode "damage")
         self._windows: WindowLister | None = None
         self._sandbox: Sandbox | None = None
         self._agent: Sandbox | None = None
@@ -73,6 +76,10 @@ class LocalSlot(Provider):
         try:
             self._display = VirtualDisplay(width, height)
             self._controller = X11Controller(self._display.name, width, height)
+            if self.settle_config.mode == "damage":  # paints, and the slot's processes' states
+                self._damage = XDamageSource.open(self._display.name, ProcessActivity(
+                    lambda: [p.pid for p in (self._display._xvfb, self._display._wm,
+                                             getattr(self._app_zone, "_proc", None)) if p]).busy)
             self._windows = WindowLister(self._display.name)
             self._sandbox = Sandbox(self._display.name, self._display.socket_path, isolation)
             self._agent = self._sandbox.agent_zone()
@@ -199,7 +206,7 @@ class LocalSlot(Provider):
 
     def _settle_canonical(self) -> np.ndarray:
         return settle_canonical(self._controller.grab, self._controller.expose_all,
-                                self.settle_config)
+                                self.settle_config, damage=self._damage)
 
     def _reset_input(self) -> None:
         self._clipboard.close()  # the clipboard starts every episode empty
@@ -271,7 +278,8 @@ class LocalSlot(Provider):
         return self._controller.grab()
 
     def wait_settled(self) -> np.ndarray:
-        frame, self.last_settled = wait_settled(self._controller.grab, self.settle_config)
+        frame, self.last_settled = wait_settled(self._controller.grab, self.settle_config,
+                                                damage=self._damage)
         return frame
 
     def windows(self) -> list[WindowInfo]:
@@ -342,12 +350,12 @@ class LocalSlot(Provider):
             shutil.rmtree(self._stage_dir, ignore_errors=True)
             self._stage_dir = None
         for part in (self._clipboard, self._agent, self._sandbox, self._windows,
-                     self._controller, self._display):
+                     self._damage, self._controller, self._display):
             if part is not None:
                 try:
                     part.close()
                 except Exception:
                     pass
-        self._sandbox = self._windows = self._controller = self._display = None
+        self._sandbox = self._windows = self._controller = self._display = self._damage = None
         self._clipboard = self._agent = None
 

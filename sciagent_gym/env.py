@@ -39,6 +39,7 @@ from sciagent_gym.evaluation.cost import is_cheap
 from sciagent_gym.processes import close_at_exit, owned_tempdir
 from sciagent_gym.providers.base import Provider
 from sciagent_gym.safe_fs import freeze_copy
+from sciagent_gym.screen_space import ScreenBox
 from sciagent_gym.tasks.queries import query_index
 from sciagent_gym.tasks.spec import CLI_MODALITIES, MODALITIES, TaskSpec
 from sciagent_gym.tasks.task import HELDOUT_SPLIT, SPLITS, Task, episode_split, variant_split
@@ -214,7 +215,7 @@ class SciGUIEnv(gym.Env):
         self.obs_size = tuple(obs_size) if obs_size else None
         obs_w, obs_h = self.obs_size or (self.width, self.height)
         self.observation_space = spaces.Dict({
-            "screenshot": spaces.Box(0, 255, (obs_h, obs_w, 3), np.uint8),
+            "screenshot": ScreenBox(0, 255, (obs_h, obs_w, 3), np.uint8),
             "instruction": UnicodeText(MAX_INSTRUCTION),
             "terminal": UnicodeText(MAX_TERMINAL),
         })

@@ -11,6 +11,8 @@ import numpy as np
 from gymnasium import spaces
 from PIL import Image
 
+from sciagent_gym.screen_space import ScreenBox
+
 
 class ScreenshotObservation(gym.ObservationWrapper):
     """Observation = the screenshot as ``Box(0, 255, (H, W, C), uint8)``.
@@ -35,7 +37,7 @@ class ScreenshotObservation(gym.ObservationWrapper):
             raise ValueError("instruction_features must be >= 0")
         self.instruction_features = int(instruction_features)
         h, w = (size[1], size[0]) if size else shape[:2]
-        image = spaces.Box(0, 255, (h, w, 1 if grayscale else 3), np.uint8)
+        image = ScreenBox(0, 255, (h, w, 1 if grayscale else 3), np.uint8)
         if self.instruction_features:
             self.observation_space = spaces.Dict({
                 "screenshot": image,

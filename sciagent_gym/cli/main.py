@@ -189,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     from sciagent_gym.cli.collect import add_collect_parser  # Ray rollouts (runs/distributed)
 
     add_collect_parser(sub)
+    from sciagent_gym.cli.clean import add_clean_parser  # leftovers of killed processes
+
+    add_clean_parser(sub)
 
     p = sub.add_parser("install", help="install a tool that no system package provides "
                                        "(runs envs/<tool>/install.sh)")

@@ -133,14 +133,18 @@ def _remove(path: Path) -> bool:
         return True
 
 
-def sweep_stale(parent: Path | None, alive) -> list[str]:
-    """Remove zone cgroups left by processes that are gone (``alive(pid)`` says)."""
+def sweep_stale(parent: Path | None, alive, dry_run: bool = False) -> list[str]:
+    """Remove zone cgroups left by processes that are gone (``alive(pid)`` says); with
+    ``dry_run`` only list them."""
     if parent is None:
         return []
     removed = []
     for path in parent.glob(f"{PREFIX}*"):
         found = re.match(rf"{PREFIX}(\d+)-", path.name)
         if found and not alive(int(found.group(1))):
+            if dry_run:
+                removed.append(str(path))
+                continue
             try:
                 (path / "cgroup.kill").write_text("1")
             except OSError:

@@ -119,16 +119,20 @@ def _python_for_sandbox() -> tuple[str, list[str]]:
     return exe, binds
 
 
-def sweep_stale(tmp: str | None = None) -> list[str]:
+def sweep_stale(tmp: str | None = None, dry_run: bool = False) -> list[str]:
     """Remove our temporary directories (sandboxes, displays, staging, frozen states, gold)
     whose owning process is gone, unmounting a sandbox's home volume first; returns what was
-    removed."""
+    removed (with ``dry_run``: what would be, touching nothing)."""
     base = Path(tmp or tempfile.gettempdir())
     kinds = "|".join(processes.TEMPDIR_KINDS)
-    removed = [] if tmp else cgroups.sweep_stale(cgroups.delegated_parent(), _pid_alive)
+    removed = [] if tmp else cgroups.sweep_stale(cgroups.delegated_parent(), _pid_alive,
+                                                 dry_run)
     for path in base.glob("sciagent-*"):
         found = re.fullmatch(rf"sciagent-({kinds})-(\d+)-.*", path.name)
         if found is None or _pid_alive(int(found.group(2))):
+            continue
+        if dry_run:
+            removed.append(str(path))
             continue
         if found.group(1) == "sbx":
             HomeVolume.unmount(path / "home")

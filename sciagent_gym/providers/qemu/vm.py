@@ -474,16 +474,18 @@ class QemuVM:
             time.sleep(0.1)
 
 
-def sweep_stale_dirs(parent: Path) -> list[Path]:
+def sweep_stale_dirs(parent: Path, dry_run: bool = False) -> list[Path]:
     """Remove VM folders whose owning interpreter is gone (killed with SIGKILL: its QEMU died
-    with it through PDEATHSIG, but nobody removed the overlay). Returns what was removed."""
+    with it through PDEATHSIG, but nobody removed the overlay). Returns what was removed
+    (``dry_run``: what would be)."""
     removed = []
     for d in parent.glob(f"{_DIR_PREFIX}*"):
         try:
             pid = int((d / "owner.pid").read_text())
             os.kill(pid, 0)
         except ProcessLookupError:
-            shutil.rmtree(d, ignore_errors=True)
+            if not dry_run:
+                shutil.rmtree(d, ignore_errors=True)
             removed.append(d)
         except (OSError, ValueError):  # no pid file yet, or not ours to judge
             continue

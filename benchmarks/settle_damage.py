@@ -110,13 +110,14 @@ def _roots(prov) -> list[int]:
 
 
 def play(env, mode: str, steps: int, seed: int, quiet: float, react: float,
-         use_busy: bool = True) -> list[dict]:
+         use_busy: bool = True, tool_settle: dict | None = None) -> list[dict]:
     from sciagent_gym.actions.parse import parse_action
     from sciagent_gym.controller.activity import ProcessActivity
     from sciagent_gym.controller.damage import XDamageSource
     from sciagent_gym.controller.settle import (
         SettleConfig,
         changed_pixels,
+        for_tool,
         wait_damage_settled,
         wait_settled,
     )
@@ -128,7 +129,7 @@ def play(env, mode: str, steps: int, seed: int, quiet: float, react: float,
     source = XDamageSource(prov.display_name, busy)
     tracer = Tracer(source)
     truth_cfg = SettleConfig(quiet=1.0, cap=6.0)
-    cfg = SettleConfig.damage(quiet=quiet, react=react)
+    cfg = for_tool(SettleConfig.damage(quiet=quiet, react=react), tool_settle)
     grab = prov.screenshot
 
     def traced_grab():
@@ -194,6 +195,28 @@ def burst_stats(records: list[dict]) -> dict:
             "reacting_traced": len(lat)}
 
 
+def needed_windows(records: list[dict]) -> dict:
+    """What the damage settle's half-painted steps would have needed: the gap from the last
+    paint before the observation to the first after it (a quiet window), or the first paint's
+    time when none came before it (a reaction window). Gaps of 0.5 s or more are timers
+    (tooltips, playback) that no window short enough to be useful waits out."""
+    quiet, react, timers = [], [], []
+    for r in records:
+        if not r["half_painted"]:
+            continue
+        obs = r["step_s"] - r["act_s"]
+        times = sorted(t for t, _ in r["paints"])
+        before = [t for t in times if t <= obs]
+        after = [t for t in times if t > obs]
+        if not after:
+            continue
+        gap = after[0] - (before[-1] if before else 0.0)
+        (timers if gap >= 0.5 else quiet if before else react).append(round(gap, 4))
+    return {"quiet": quiet, "react": react, "timers": timers,
+            "suggest": {k: round(max(v) + 0.03, 2) for k, v in (("quiet", quiet),
+                                                                  ("react", react)) if v}}
+
+
 def summary(records: list[dict]) -> dict:
     idle = [r["step_s"] for r in records if not r["reacting"]]
     react = [r["step_s"] for r in records if r["reacting"]]
@@ -208,29 +231,63 @@ def summary(records: list[dict]) -> dict:
 
 
 def run(tool: str, steps: int, seed: int, quiet: float, react: float,
-        use_busy: bool = True) -> dict:
+        use_busy: bool = True, tool_settle: dict | None = None) -> dict:
     import gymnasium as gym
 
     env_id, task = _env_id(tool), _task(tool)
     out = {"tool": tool, "env": env_id, "task": task, "seed": seed, "quiet": quiet,
            "react": react, "busy": use_busy, "modes": {}}
     env = gym.make(env_id, task=task, pool_size=0, max_steps=10_000)
+    if tool_settle is None:  # the tool's own windows, as the env applies them
+        tool_settle = env.unwrapped.adapter.info.extra.get("settle") or {}
+    out["tool_settle"] = tool_settle
     try:
         for mode in ("damage", "frame"):
             env.reset(seed=seed)
             load0 = os.getloadavg()[0]
-            records = play(env, mode, steps, seed, quiet, react, use_busy)
+            records = play(env, mode, steps, seed, quiet, react, use_busy, tool_settle)
             out["modes"][mode] = {"summary": summary(records), "load": [load0,
                                   os.getloadavg()[0]], "records": records}
             print(f"{tool} {mode}: {json.dumps(out['modes'][mode]['summary'])}",
                   file=sys.stderr)
         out["bursts"] = burst_stats(out["modes"]["damage"]["records"] +
                                     out["modes"]["frame"]["records"])
+        out["needed"] = needed_windows(out["modes"]["damage"]["records"])
         out["truth"] = {"settle": "frames, 1.0 s quiet, 64 px tolerance, 6 s cap",
                         "half_painted_rate": 0.0}
         print(f"{tool} bursts: {json.dumps(out['bursts'])}", file=sys.stderr)
+        print(f"{tool} needed: {json.dumps(out['needed'])}", file=sys.stderr)
     finally:
         env.close()
+    return out
+
+
+def resets(tool: str, n: int, seed: int, quiet: float, react: float) -> dict:
+    """The canonical settle at reset, frames vs damage: its time and whether the first frame
+    is the one the frame settle gives (restart resets, pool off, same seed)."""
+    import gymnasium as gym
+
+    from sciagent_gym.controller.settle import SettleConfig, changed_pixels
+
+    env_id, task = _env_id(tool), _task(tool)
+    out: dict = {}
+    firsts: dict[str, list[np.ndarray]] = {}
+    for mode, cfg in (("frame", SettleConfig()),
+                      ("damage", SettleConfig.damage(quiet=quiet, react=react))):
+        env = gym.make(env_id, task=task, pool_size=0, settle=cfg, max_steps=10_000)
+        try:
+            times, firsts[mode] = [], []
+            for _ in range(n):
+                obs, _ = env.reset(seed=seed)
+                times.append(env.unwrapped.provider.last_reset_timings["settle"])
+                firsts[mode].append(obs["screenshot"])
+        finally:
+            env.close()
+        out[mode] = {"settle_p50_s": float(np.median(times)), "settle_s": times}
+    ref = firsts["frame"][0]
+    for mode in out:
+        out[mode]["first_frame_diff_px_vs_frame"] = [changed_pixels(f, ref)
+                                                     for f in firsts[mode]]
     return out
 
 
@@ -252,7 +309,8 @@ def plot(paths: list[str], png: str) -> None:
                     0.2, color=colour, alpha=0.5, hatch="//", label=f"{mode} reacting")
         axes[1].bar(xs + (k - 0.5) * 0.35, [100 * (v["half_painted_rate"] or 0) for v in s],
                     0.35, color=colour, label=mode)
-    axes[0].set_ylabel("step p50 (ms)")
+    axes[0].set_ylabel("step p50 (ms, log)")
+    axes[0].set_yscale("log")
     axes[1].set_ylabel("half-painted vs 1 s settle (%)")
     axes[1].axhline(1.0, color="grey", linestyle=":")
     for ax in axes:
@@ -261,6 +319,28 @@ def plot(paths: list[str], png: str) -> None:
     fig.suptitle("Damage-driven vs frame settle (same actions, same process per tool)")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
+
+
+def table(paths: list[str]) -> str:
+    """A markdown table of result files: step p50 idle/reacting and half-painted per mode."""
+    rows = ["| tool | steps (idle/react) | damage p50 idle / react ms | frame p50 idle / react ms"
+            " | half-painted damage / frame / 1 s | tool settle | load |",
+            "|---|---|---|---|---|---|---|"]
+    for path in paths:
+        d = json.loads(Path(path).read_text())
+        dm, fr = d["modes"]["damage"]["summary"], d["modes"]["frame"]["summary"]
+
+        def ms(v):
+            return "-" if v is None else f"{1000 * v:.0f}"
+        rows.append(
+            f"| {d['tool']} | {dm['steps']} ({dm['idle']}/{dm['reacting']}) | "
+            f"{ms(dm['step_p50_idle_s'])} / {ms(dm['step_p50_reacting_s'])} | "
+            f"{ms(fr['step_p50_idle_s'])} / {ms(fr['step_p50_reacting_s'])} | "
+            f"{dm['half_painted']} ({100 * dm['half_painted_rate']:.1f} %) / "
+            f"{fr['half_painted']} ({100 * fr['half_painted_rate']:.1f} %) / 0 | "
+            f"{json.dumps(d.get('tool_settle') or {})} | "
+            f"{d['modes']['damage']['load'][0]:.1f} |")
+    return "\n".join(rows)
 
 
 def main() -> None:
@@ -272,14 +352,25 @@ def main() -> None:
     ap.add_argument("--react", type=float, default=0.015)
     ap.add_argument("--no-busy", action="store_true",
                     help="paints only, no look at the processes' states")
+    ap.add_argument("--resets", type=int, default=0,
+                    help="also time the canonical settle at N resets per mode")
+    ap.add_argument("--tool-settle", type=json.loads, default=None,
+                    help='JSON instead of tool.json\'s "settle", e.g. \'{"react": 0.1}\'')
     ap.add_argument("--out")
     ap.add_argument("--plot", nargs="*")
     ap.add_argument("--png", default="benchmarks/results/settle-damage.png")
     args = ap.parse_args()
     if args.plot:
         plot(args.plot, args.png)
+        print(table(args.plot))
         return
-    result = run(args.tool, args.steps, args.seed, args.quiet, args.react, not args.no_busy)
+    result = run(args.tool, args.steps, args.seed, args.quiet, args.react, not args.no_busy,
+                 args.tool_settle)
+    if args.resets:
+        result["resets"] = resets(args.tool, args.resets, args.seed, args.quiet, args.react)
+        print(f"{args.tool} resets: " + json.dumps(
+            {m: {k: v for k, v in r.items() if k != "settle_s"}
+             for m, r in result["resets"].items()}), file=sys.stderr)
     text = json.dumps(result, indent=1)
     if args.out:
         Path(args.out).write_text(text)

@@ -55,6 +55,24 @@ class SettleConfig:
         return cls(quiet=quiet, react=react, cap=cap, mode="damage")
 
 
+#: The fields a tool may set in its ``tool.json`` ``"settle"`` object (damage mode only).
+TOOL_FIELDS = ("react", "quiet", "busy_cap")
+
+
+def for_tool(config: SettleConfig, fields: dict | None) -> SettleConfig:
+    """``config`` with a tool's own damage-mode windows (``tool.json``: ``"settle": {"react":
+    0.1, "quiet": 0.3}``), each a floor: a program that reacts on its own timers (PyMOL
+    handles input in a 20 ms idle timer and defers viewport clicks past its double-click
+    window) needs longer windows than the default, never shorter ones."""
+    if config.mode != "damage" or not fields:
+        return config
+    bad = set(fields) - set(TOOL_FIELDS)
+    if bad:
+        raise ValueError(f"tool.json settle: unknown field(s) {sorted(bad)} "
+                         f"(known: {', '.join(TOOL_FIELDS)})")
+    return replace(config, **{k: max(float(v), getattr(config, k)) for k, v in fields.items()})
+
+
 def changed_pixels(a: np.ndarray, b: np.ndarray) -> int:
     """How many pixels differ between two frames (any channel)."""
     if np.array_equal(a, b):  # the common case, a memcmp: ~0.3 ms instead of ~6 ms at 1280x800

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 
 from sciagent_gym.controller.damage import XDamageSource
 from sciagent_gym.controller.settle import (
@@ -204,3 +205,26 @@ def test_process_activity_sees_a_spinning_child_and_not_a_sleeping_one():
         for p in (spin, sleep):
             p.kill()
             p.wait()
+
+
+def test_a_tools_windows_are_floors_in_damage_mode_only():
+    from sciagent_gym.controller.settle import for_tool
+
+    cfg = for_tool(CONFIG, {"react": 0.1, "quiet": 0.01})
+    assert (cfg.react, cfg.quiet, cfg.mode) == (0.1, CONFIG.quiet, "damage")
+    assert for_tool(SettleConfig(), {"react": 0.1}) == SettleConfig()  # frames: untouched
+    assert for_tool(CONFIG, None) == CONFIG
+    with pytest.raises(ValueError, match="tolerance"):
+        for_tool(CONFIG, {"tolerance": 5})
+
+
+def test_every_tools_settle_field_is_valid():
+    from sciagent_gym.controller.settle import for_tool
+    from sciagent_gym.tools.discovery import discover
+
+    given = {name: info.extra["settle"] for name, info in discover().items()
+             if "settle" in info.extra}
+    assert "pymol" in given  # its deferred clicks need longer windows (benchmarks/settle_damage)
+    for fields in given.values():
+        cfg = for_tool(SettleConfig.damage(), fields)
+        assert 0 < cfg.react <= cfg.busy_cap <= cfg.cap and 0 < cfg.quiet <= 1.0

@@ -16,7 +16,7 @@ from sciagent_gym.actions import types as A
 from sciagent_gym.controller.activity import ProcessActivity
 from sciagent_gym.controller.clipboard import Clipboard
 from sciagent_gym.controller.damage import XDamageSource
-from sciagent_gym.controller.settle import SettleConfig, settle_canonical, wait_settled
+from sciagent_gym.controller.settle import SettleConfig, for_tool, settle_canonical, wait_settled
 from sciagent_gym.controller.windows import WindowInfo, WindowLister
 from sciagent_gym.controller.x11 import X11Controller
 from sciagent_gym.errors import AppCrashedError, SciAgentError
@@ -62,6 +62,7 @@ class LocalSlot(Provider):
         self._display: VirtualDisplay | None = None
         self._controller: X11Controller | None = None
         self._damage: XDamageSource | None = None  # paint events (settle mode "damage")
+        self._tool_settle: dict = {}  # the tool's own damage-mode windows (tool.json "settle")
         self._windows: WindowLister | None = None
         self._sandbox: Sandbox | None = None
         self._agent: Sandbox | None = None
@@ -120,6 +121,7 @@ class LocalSlot(Provider):
     # -- episode lifecycle -----------------------------------------------------------------
     def reset(self, tool: ToolAdapter, task: Task) -> Task:
         t0 = time.monotonic()
+        self._tool_settle = tool.info.extra.get("settle") or {}
         self.start_crashes = []
         for attempt in range(START_ATTEMPTS):
             t1, t2, t3 = self._start(tool, task)
@@ -206,7 +208,8 @@ class LocalSlot(Provider):
 
     def _settle_canonical(self) -> np.ndarray:
         return settle_canonical(self._controller.grab, self._controller.expose_all,
-                                self.settle_config, damage=self._damage)
+                                for_tool(self.settle_config, self._tool_settle),
+                                damage=self._damage)
 
     def _reset_input(self) -> None:
         self._clipboard.close()  # the clipboard starts every episode empty
@@ -278,8 +281,9 @@ class LocalSlot(Provider):
         return self._controller.grab()
 
     def wait_settled(self) -> np.ndarray:
-        frame, self.last_settled = wait_settled(self._controller.grab, self.settle_config,
-                                                damage=self._damage)
+        frame, self.last_settled = wait_settled(
+            self._controller.grab, for_tool(self.settle_config, self._tool_settle),
+            damage=self._damage)
         return frame
 
     def windows(self) -> list[WindowInfo]:

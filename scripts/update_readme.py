@@ -3,19 +3,24 @@
     python scripts/update_readme.py          # or: make readme
 
 tests/unit/test_layout.py fails when the README and these commands disagree; run this after
-adding a tool or a task, or changing a GUI oracle's steps.
+adding a tool or a task, or changing a GUI oracle's steps. The "## Speed" table is rendered from
+benchmarks/results/bench-all.json (`sciagent-gym bench --all --out benchmarks/results`, an hour
+long, so it is read back rather than rerun; tests/unit/test_bench_all.py checks it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import sys
 from pathlib import Path
 
 from sciagent_gym.cli.main import main
+from sciagent_gym.runs import bench_all
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+BENCH_ALL = README.parent / "benchmarks" / "results" / "bench-all.json"
 #: (start marker, argv, where the table ends: a blank line or an end marker)
 TABLES = [
     ("<!-- generated: sciagent-gym list --markdown -->\n", ["list", "--markdown"], "\n\n"),
@@ -37,6 +42,11 @@ def update(text: str) -> str:
         start = text.index(marker) + len(marker)
         stop = text.index(end, start)
         text = text[:start] + generated(argv) + text[stop:]
+    if BENCH_ALL.is_file() and bench_all.README_MARKER in text:
+        start = text.index(bench_all.README_MARKER) + len(bench_all.README_MARKER)
+        stop = text.index("\n<!-- end generated -->", start)
+        section = bench_all.readme_section(json.loads(BENCH_ALL.read_text()))
+        text = text[:start] + section + text[stop:]
     return text
 
 

@@ -247,19 +247,26 @@ def plot_all(data: dict[str, Any], path: str | Path) -> None:
     rows.sort(key=lambda r: r["reset_cold_p50"])
     names = [r["tool"] for r in rows]
     ys = np.arange(len(rows))
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 1.2 + 0.38 * len(rows)), sharey=True,
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 2.2 + 0.36 * len(rows)), sharey=True,
                                   gridspec_kw={"width_ratios": [3, 2]})
     ax.barh(ys - 0.27, [r["reset_warm_p50"] for r in rows], 0.27, label="warm (pool)")
     ax.barh(ys, [r["reset_cold_p50"] for r in rows], 0.27, label="cold (relaunch)")
     ax.barh(ys + 0.27, [r["baseline_reset_p50"] for r in rows], 0.27, color="0.7",
             label="baseline (relaunch + 5 s sleep + PNG)")
     ax.set_xscale("log")
+    ticks = [0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 100]
+    longest = max(max(r["reset_cold_p50"], r["baseline_reset_p50"]) for r in rows)
+    ticks = [t for t in ticks if t <= longest * 3]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([f"{t * 1000:.0f} ms" if t < 1 else f"{t:g} s" for t in ticks])
+    ax.set_xlim(0.005, longest * 1.5)
     ax.set_yticks(ys)
     ax.set_yticklabels(names)
     ax.invert_yaxis()
-    ax.set_xlabel("reset, seconds (median, log scale)")
-    ax.legend(fontsize="small", loc="lower right")
-    ax.grid(axis="x", which="both", alpha=0.3)
+    ax.set_xlabel("reset p50 (log scale)")
+    ax.legend(fontsize="small", loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3,
+              frameon=False)
+    ax.grid(axis="x", alpha=0.3)
     ratios = [r["eph_ratio"] for r in rows]
     ax2.barh(ys, ratios, 0.6, color="tab:green")
     for y, v in zip(ys, ratios, strict=True):

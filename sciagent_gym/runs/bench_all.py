@@ -131,8 +131,13 @@ def run_all(out: str | Path, tools: Iterable[str] | None = None, episodes: int =
     out.mkdir(parents=True, exist_ok=True)
     installed, missing = tool_status(tools)
     data = load(out)
-    data.update(cpus=os.cpu_count(), missing=missing)
-    if command:
+    # A rerun of some tools updates what it checked and keeps the rest (and the full run's
+    # command, which the README quotes).
+    checked = set(installed) | set(missing)
+    data["missing"] = {**{t: w for t, w in data.get("missing", {}).items() if t not in checked},
+                       **missing}
+    data["cpus"] = os.cpu_count()
+    if command and (tools is None or "command" not in data):
         data["command"] = command
     rows = data.setdefault("rows", {})
     todo = [t for t in installed

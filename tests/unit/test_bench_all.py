@@ -100,7 +100,7 @@ def test_real_fake_run_writes_json_csv_md_png(tmp_path, three_tools):
 
 def test_failure_recorded_run_goes_on_and_resume(tmp_path, three_tools, fake_result):
     failing = Measure(fake_result, fail_first=True)
-    data = bench_all.run_all(tmp_path, None, show_progress=False, measure=failing)
+    data = bench_all.run_all(tmp_path, None, show_progress=False, measure=failing, command="full")
     assert failing.calls == ["SciGUI-FakeTool-v0"] * 2  # both installed tools, missing skipped
     rows = data["rows"]
     assert rows["faketool"]["status"] == "error"
@@ -116,8 +116,11 @@ def test_failure_recorded_run_goes_on_and_resume(tmp_path, three_tools, fake_res
     bench_all.run_all(tmp_path, None, show_progress=False, measure=done)
     assert done.calls == []
     forced = Measure(fake_result)
-    bench_all.run_all(tmp_path, ["faketwo"], show_progress=False, measure=forced, force=True)
+    data = bench_all.run_all(tmp_path, ["faketwo"], show_progress=False, measure=forced,
+                             force=True, command="partial")
     assert len(forced.calls) == 1
+    # Rerunning some tools keeps the others' missing entries and the full run's command.
+    assert data["missing"] == {"missingtool": "missing nope"} and data["command"] == "full"
     assert set(json.loads((tmp_path / "bench-all.json").read_text())["rows"]) == {
         "faketool", "faketwo"}
 

@@ -242,6 +242,9 @@ def format_bench(r: dict[str, Any]) -> str:
         f"{'step overhead':<28}{ms(r['step_overhead_s']['p50'])}"
         f"{ms(r['step_overhead_s']['p95'])}{ms(b['step_s']['p50']):>15}"
         f"{r['ratios_ours_over_baseline']['step_p50']:8.3f}",
+        *[f"{'  ' + kind + ' steps (n=' + str(r[key]['n']) + ')':<28}{ms(r[key]['p50'])}"
+          f"{ms(r[key]['p95'])}" for kind, key in (("idle", "step_idle_s"),
+                                                  ("reacting", "step_reacting_s")) if r.get(key)],
         f"{'step, SettleConfig.fast()':<28}{ms(r['step_overhead_fast_settle_s']['p50'])}"
         f"{ms(r['step_overhead_fast_settle_s']['p95'])}",
         f"{'10-step episode':<28}{ms(r['episode_s']['p50'])}{ms(r['episode_s']['p95'])}"

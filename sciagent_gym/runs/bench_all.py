@@ -303,6 +303,9 @@ def cmd_bench_all(args: argparse.Namespace) -> int:
         raise ValueError("bench --all needs --out DIR (its JSON is what a rerun resumes from)")
     if args.episodes < 1 or args.baseline_episodes < 1:
         raise ValueError("bench --all needs --episodes >= 1 and --baseline-episodes >= 1")
+    if args.task or args.density:
+        raise ValueError("bench --all measures each tool on a sampled task, without --density; "
+                         "use --env ID for --task or --density")
     tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
     data = run_all(args.out, tools, episodes=args.episodes,
                    baseline_episodes=args.baseline_episodes, force=args.force,

@@ -34,7 +34,10 @@ import sciagent_gym  # noqa: F401
 # check button, each click its own step as TargetActions takes them (two clicks in one step can
 # outrun the section switch and hit the 'file' section's buttons, whose dialogs make the next
 # soft reset fall back to a restart), or DONE. PyMOL: a colour typed at the prompt, a zoom by
-# the wheel, or DONE. ImageJ: the oval tool, Measure (opens the Results table), or DONE.
+# the wheel, or DONE. ImageJ: the oval tool, Measure (opens the Results table), or DONE. QGIS: a
+# layer's visibility box then a click on the map (two clicks on the box in a row are a
+# double-click: Layer Properties opens and the soft reset falls back), a zoom by the wheel on the
+# map, or DONE.
 ENVS = {
     "ds9": ("SciGUI-DS9-v0", "ds9/toggle-colorbar",
             [["pyautogui.click(168, 207)", "pyautogui.click(665, 233)"],
@@ -44,6 +47,9 @@ ENVS = {
                ["pyautogui.scroll(-3, x=500, y=450)"], ["DONE"]]),
     "imagej": ("SciGUI-ImageJ-v0", "imagej/measure-region-mean",
                [["pyautogui.click(87, 80)"], ["pyautogui.hotkey('ctrl', 'm')"], ["DONE"]]),
+    "qgis": ("SciGUI-QGIS-v0", "qgis/hide-layer",
+             [["pyautogui.click(31, 427)", "pyautogui.click(700, 400)"],
+              ["pyautogui.scroll(-3, x=700, y=400)"], ["DONE"]]),
 }
 MODES = {"restart": {"pool_size": 0}, "pool": {"pool_size": 1},
          "soft": {"pool_size": 0, "soft_reset": 50}}

@@ -14,6 +14,8 @@ transformation prompt and the plugins the tasks do not need.
 The task's files are opened by the channel itself at start-up (``SCIAGENT_QGIS_OPEN``), in a
 fixed order, and the map is zoomed to their full extent. Modal dialogs do not block the
 channel: QTimers fire in a dialog's nested event loop (tested in the e2e tests).
+:meth:`Adapter.restore_in_place` (the env's ``soft_reset``) puts a running QGIS back where such
+a launch leaves it through the same channel (``inside/restore.py``; see NOTES.md).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 
 CHANNEL_CODE = (Path(__file__).parent / "inside" / "channel.py").read_text()
 STATE_CODE = (Path(__file__).parent / "inside" / "state_dump.py").read_text()
+RESTORE_CODE = (Path(__file__).parent / "inside" / "restore.py").read_text()
 TITLE_SUFFIX = "QGIS"
 
 # argv: $1 channel code, $2 where to put it, $3 the files to open (a JSON list); the channel
@@ -55,8 +58,14 @@ class ScriptError(ToolScriptError):
     """A QGIS request failed (the message holds QGIS's traceback) or got no answer."""
 
 
+def _geometry(window: WindowInfo) -> tuple[int, int, int, int]:
+    return (window.x, window.y, window.width, window.height)
+
+
 class Adapter(ToolAdapter):
     ready_timeout = 60.0
+    _geometry: tuple[int, int, int, int] | None = None  # the main window's, at the last launch
+    last_refusal: str = ""  # why the last in-place restore refused ("ok" if it did not)
 
     @staticmethod
     def channel_dir(provider: ProgramHost) -> str:
@@ -87,8 +96,34 @@ class Adapter(ToolAdapter):
 
     def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
         # The main window shows before the channel runs and before the inputs are open: wait
-        # for an answer that says they are, and for the map to finish drawing.
-        want = len(task.spec.open) if task is not None else 0
+        # for an answer that says they are, and for the map to finish drawing. Then record
+        # what the launch shows (docks, map tool), which an in-place restore sets back.
+        self._wait_loaded(provider, len(task.spec.open) if task is not None else 0)
+        self._request(provider, RESTORE_CODE, timeout=30.0)
+        main = [w for w in provider.windows() if self.is_ready([w], None)]
+        self._geometry = _geometry(main[0]) if len(main) == 1 else None
+
+    def restore_in_place(self, provider: ProgramHost, task: Task) -> bool:
+        """A new project (edits rolled back, no prompt), the launch's docks and toolbars, map
+        tool, rotation and magnification, an empty locator and message bar, the browser
+        collapsed, then the task's restaged files opened as the launch opens them (see
+        inside/restore.py). Refused with any window but the main one (a dialog, a menu, a
+        floating panel, an attribute table), the main window moved, or algorithms run from
+        the Processing Toolbox (its recently used list cannot be emptied)."""
+        windows = provider.windows()
+        if self._geometry is None or len(windows) != 1 or not self.is_ready(windows, None) \
+                or _geometry(windows[0]) != self._geometry:
+            return False
+        code = (f"FILES = {self._input_paths(provider, task)!r}\n"
+                f"WORK = {provider.paths['work']!r}\n{RESTORE_CODE}")
+        self.last_refusal = self._request(provider, code, timeout=60.0)
+        if self.last_refusal != "ok":
+            return False
+        self._wait_loaded(provider, len(task.spec.open))
+        return True
+
+    def _wait_loaded(self, provider: ProgramHost, want: int) -> None:
+        """Until the channel says the inputs are open and the map has finished drawing."""
         deadline = time.monotonic() + self.ready_timeout
         while True:
             try:

@@ -5,7 +5,9 @@ usage accounting) must run without one: the unit tests, and baselines such as
 ``benchmarks/stbench_baselines.py``, whose scripted "model" replays a known method. Each
 request takes the next scripted ``(status, reply)``; a non-200 status is an error response
 (with ``Retry-After: 0``) and an empty script answers ``DONE``. Every reply reports 100 prompt
-and 7 completion tokens, so token accounting has something fixed to count.
+and 7 completion tokens, so token accounting has something fixed to count. A test can hold
+requests at a gate (:attr:`ScriptedModelServer.gate`), e.g. to kill a worker mid-rollout
+while its episode waits on the model, with no timing guess.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ class ScriptedModelServer:
         self.script: list[tuple[int, str]] = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        #: Open (set) by default; while a test holds it clear, every request waits (up to
+        #: 120 s) before it is answered.
+        self.gate = threading.Event()
+        self.gate.set()
+        #: Released once by each request that finds the gate closed, so a test can wait for
+        #: N requests to be held.
+        self.arrived = threading.Semaphore(0)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -34,6 +43,15 @@ class ScriptedModelServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(body)
                 server.headers.append(dict(self.headers))
+                if not server.gate.is_set():
+                    server.arrived.release()
+                    server.gate.wait(120)
+                try:
+                    self._reply(body)
+                except OSError:  # the client asking has gone (e.g. a killed worker)
+                    pass
+
+            def _reply(self, body: dict[str, Any]) -> None:
                 if self.path != "/v1/chat/completions":
                     self.send_error(404)
                     return
@@ -63,6 +81,7 @@ class ScriptedModelServer:
         self._thread.start()
 
     def close(self) -> None:
+        self.gate.set()
         self.server.shutdown()
         self.server.server_close()
         self._thread.join(timeout=5)

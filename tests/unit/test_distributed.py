@@ -1,5 +1,6 @@
 """The Ray rollout collector (runs/distributed.py) on a 3-node cluster simulated here, with the
-fake provider (the fixture tool ``faketool``) and the prompt agent against a local model server.
+fake provider (the fixture tool ``faketool``) and the prompt agent against the scripted model
+server (agents/scripted_server.py).
 
 One cluster per module (Ray's start-up dominates): a head that offers no slot and two nodes
 offering ``sciagent_slot`` (2 and 1), so placement by resource is visible. Fault tests kill a
@@ -18,7 +19,6 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -26,6 +26,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="install the [ray] extra")
 from ray.cluster_utils import Cluster  # noqa: E402
 
+from sciagent_gym.agents.scripted_server import ScriptedModelServer  # noqa: E402
 from sciagent_gym.runs.distributed import (  # noqa: E402
     SLOT,
     EnvSpec,
@@ -40,46 +41,6 @@ FIXTURE_TOOLS = str(Path(__file__).resolve().parents[1] / "fixtures" / "tools")
 SUM = "faketool/sum-numbers"
 FAKE = EnvSpec("faketool", {"provider": "fake", "screen_size": (160, 100), "pool_size": 0},
                tools_roots=(FIXTURE_TOOLS,))
-
-
-class GatedModel:
-    """A chat-completions server that answers DONE, holding each request while ``gate`` is
-    closed; ``arrived`` counts the requests waiting (so a test knows episodes are mid-way)."""
-
-    def __init__(self) -> None:
-        self.gate = threading.Event()
-        self.gate.set()
-        self.arrived = threading.Semaphore(0)
-        model = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802
-                self.rfile.read(int(self.headers["Content-Length"]))
-                if not model.gate.is_set():
-                    model.arrived.release()
-                    model.gate.wait(120)
-                body = json.dumps({"choices": [{"message": {"content": "DONE"}}],
-                                   "usage": {"prompt_tokens": 10, "completion_tokens": 1}})
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body.encode())
-                except OSError:  # the worker asking was killed meanwhile
-                    pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.gate.set()
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def ray_processes(temp_dir: Path) -> list[int]:
@@ -134,12 +95,13 @@ def cluster(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def model():
-    server = GatedModel()
-    yield server
-    server.close()
+    """The scripted model server, answering DONE; its gate holds requests while a test keeps
+    it closed and ``arrived`` counts those waiting (so a test knows episodes are mid-way)."""
+    with ScriptedModelServer() as server:
+        yield server
 
 
-def agent(model: GatedModel) -> dict:
+def agent(model: ScriptedModelServer) -> dict:
     return {"base_url": model.url, "model": "scripted", "retries": 0}
 
 
@@ -201,7 +163,7 @@ def test_an_episode_that_raises_is_a_failure_not_a_retry(cluster, model):
     assert [r["seed"] for r in report.results] == [1]
 
 
-def _kill_one_mid_rollout(model: GatedModel, waiting: int):
+def _kill_one_mid_rollout(model: ScriptedModelServer, waiting: int):
     """``on_workers`` callback state: close the gate, and once ``waiting`` episodes wait on
     the model, SIGKILL the first worker's process, then open the gate."""
     pids: list[int] = []

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from sciagent_gym.envs.earthdata.specs_common import (
     agent_script,
+    code_spec,
     covers,
-    queries,
+    gate,
+    metrics_json,
     realistic,
     scripted,
     tags,
     target,
-    typed,
+    variant,
+    within,
     write_files,
 )
 
@@ -71,7 +74,7 @@ print("counties", len(x), "k", best[1], "silhouette", best[0])
 
 
 def agro_code(model: str = "", sel: str = "@SEL@") -> str:
-    return AGRO_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(AGRO_CODE, model, sel)
 
 
 def agriculture_spec() -> dict:
@@ -81,11 +84,10 @@ def agriculture_spec() -> dict:
     fabricated = agro_code().replace("silhouette=float(best[0])", "silhouette=0.9")
     one_cluster = agro_code("    lab = np.zeros(len(z), dtype=int)\n").replace(
         "    s = silhouette_score(z, lab)", "    s = 0.5")
-    return {
-        "id": "earthdata/county-clustering",
-        "tool": "earthdata",
-        "title": "Agro-climatic clustering of a scope of counties (CropBench-like)",
-        "instruction": (
+    return code_spec(
+        "county-clustering",
+        title="Agro-climatic clustering of a scope of counties (CropBench-like)",
+        instruction=(
             "The work directory holds a CropBench-like agriculture dataset as CSV: "
             "counties.csv (county_id, lat, soil_om_pct, awc_mm = available water capacity, "
             "irrigated_frac, n_rate_kg_ha), weather.csv (per county_id and year 2000-2019: "
@@ -102,50 +104,40 @@ def agriculture_spec() -> dict:
             "silhouette coefficient of your clustering, Euclidean distance in that z-scored "
             "space) and n_clusters. The silhouette is recomputed from your labels (target "
             ">= 0.35)."),
-        "hints": ("Average weather.csv per county, join the three soil and management columns "
-                  "of counties.csv, restrict to the scope and standardise; try k-means for "
-                  "k = 2..6 and keep the k with the best silhouette (sklearn.metrics."
-                  "silhouette_score); report the silhouette of the labels you write."),
-        "difficulty": "easy",
-        "modality": "code",
-        "tags": tags("agriculture", "clustering", "easy", "discovery", "data-analysis",
-                     "descriptive", "parallel-search"),
-        "max_steps": 50,
-        "cli_timeout": 300,
-        "setup": {"generate": [{"fn": "county_clustering", "as": "a",
-                                "args": {"select": "$select"}}],
-                  "protect": ["counties.csv", "weather.csv", "yields.csv"]},
-        "evaluator": {"criteria": [
+        hints=("Average weather.csv per county, join the three soil and management columns "
+               "of counties.csv, restrict to the scope and standardise; try k-means for "
+               "k = 2..6 and keep the k with the best silhouette (sklearn.metrics."
+               "silhouette_score); report the silhouette of the labels you write."),
+        difficulty="easy",
+        tag=tags("agriculture", "clustering", "easy", "discovery", "data-analysis",
+                 "descriptive", "parallel-search"),
+        max_steps=50,
+        generate=("county_clustering", "a"),
+        protect=["counties.csv", "weather.csv", "yields.csv"],
+        criteria=[
             realistic(["silhouette", "n_clusters"]),
             covers("clusters.csv", "county_id", "counties", "$gold.a.ids"),
-            {"name": "reported silhouette agrees with its recomputation", "weight": 0,
-             "gate": True,
-             "getter": {"fn": "earth_reported_silhouette_gap", "report": "metrics.json",
-                        "key": "silhouette", **feats},
-             "check": {"op": "in_range", "min": 0, "max": 0.01}},
-            {"name": "reported n_clusters agrees with the labels", "weight": 0, "gate": True,
-             "getter": {"fn": "earth_reported_silhouette_gap", "report": "metrics.json",
-                        "key": "n_clusters", **feats},
-             "check": {"op": "in_range", "min": 0, "max": 0}},
+            gate("reported silhouette agrees with its recomputation",
+                 {"fn": "earth_reported_silhouette_gap", "report": "metrics.json",
+                  "key": "silhouette", **feats}, within(0.01)),
+            gate("reported n_clusters agrees with the labels",
+                 {"fn": "earth_reported_silhouette_gap", "report": "metrics.json",
+                  "key": "n_clusters", **feats}, within(0)),
             target("silhouette", {"fn": "earth_silhouette", **feats}, ">= 0.35",
                    "$gold.a.ref_silhouette", True),
-        ]},
-        "oracle": scripted(agro_code()),
-        "gui_oracle": typed(agro_code()),
-        "negatives": {
+        ],
+        code=agro_code,
+        negatives={
             "random-labels": scripted(agro_code(shuffled)),
             "wrong-scope-all-counties": scripted(agro_code(sel="county_id == county_id")),
             "fabricated-silhouette": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"silhouette": 0.9, '
-                                                         '"n_clusters": 3}'}),
-            "defensive-minus-one": write_files({"metrics.json": '{"silhouette": -1, '
-                                                                '"n_clusters": -1}'}),
+        cheats={
+            "metrics-only": metrics_json({"silhouette": 0.9, "n_clusters": 3}),
+            "defensive-minus-one": metrics_json({"silhouette": -1, "n_clusters": -1}),
             "one-cluster": agent_script(one_cluster),
         },
-        "queries": queries(AGRO_QUERIES),
-    }
+        scopes=AGRO_QUERIES)
 
 
 # -- agriculture: correlation of detrended yield with weather ---------------------------------
@@ -182,7 +174,7 @@ print(t)
 
 
 def corr_code(model: str = "", sel: str = "@SEL@") -> str:
-    return CORR_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(CORR_CODE, model, sel)
 
 
 def correlation_spec() -> dict:
@@ -191,12 +183,11 @@ def correlation_spec() -> dict:
     raw = "    rho = spearmanr(y.yield_t_ha, y[w]).correlation\n"
     fabricated = corr_code().replace("top_feature_abs_rho=float(t.spearman_rho.abs().max())",
                                      "top_feature_abs_rho=0.95")
-    return {
-        "id": "earthdata/yield-weather-correlation",
-        "tool": "earthdata",
-        "title": "Correlation of detrended county yields with growing-season weather "
-                 "(CropBench-like)",
-        "instruction": (
+    return code_spec(
+        "yield-weather-correlation",
+        title="Correlation of detrended county yields with growing-season weather "
+              "(CropBench-like)",
+        instruction=(
             "The work directory holds a CropBench-like agriculture dataset as CSV: "
             "counties.csv (county_id, lat, soil_om_pct, awc_mm, irrigated_frac, "
             "n_rate_kg_ha), weather.csv (per county_id and year 2000-2019: gdd = growing "
@@ -213,51 +204,41 @@ def correlation_spec() -> dict:
             "largest absolute rho) and n_obs (the number of county-years used). The "
             "correlations are checked against a recomputation (within 0.01); target: "
             "top_feature_abs_rho >= 0.15."),
-        "hints": ("Join yields.csv and weather.csv on county_id and year, keep the scope's "
-                  "counties, detrend per county (numpy.polyfit(year, yield, 1)), then "
-                  "scipy.stats.spearmanr(residuals, variable) over the pooled county-years."),
-        "difficulty": "easy",
-        "modality": "code",
-        "tags": tags("agriculture", "feature-label-correlation", "easy", "discovery",
-                     "data-analysis", "diagnostic", "synthesis"),
-        "max_steps": 40,
-        "cli_timeout": 300,
-        "setup": {"generate": [{"fn": "yield_weather_correlation", "as": "c",
-                                "args": {"select": "$select"}}],
-                  "protect": ["counties.csv", "weather.csv", "yields.csv"]},
-        "evaluator": {"criteria": [
+        hints=("Join yields.csv and weather.csv on county_id and year, keep the scope's "
+               "counties, detrend per county (numpy.polyfit(year, yield, 1)), then "
+               "scipy.stats.spearmanr(residuals, variable) over the pooled county-years."),
+        difficulty="easy",
+        tag=tags("agriculture", "feature-label-correlation", "easy", "discovery",
+                 "data-analysis", "diagnostic", "synthesis"),
+        generate=("yield_weather_correlation", "c"),
+        protect=["counties.csv", "weather.csv", "yields.csv"],
+        criteria=[
             realistic(["top_feature_abs_rho", "n_obs"]),
-            {"name": "n_obs is the scope's county-years", "weight": 0, "gate": True,
-             "getter": {"fn": "file_json", "path": "metrics.json", "key": "n_obs"},
-             "check": {"op": "equals", "expected": "$gold.c.n_obs"}},
-            {"name": "reported top_feature_abs_rho agrees with correlations.csv", "weight": 0,
-             "gate": True,
-             "getter": {"fn": "earth_reported_correlation_gap", "report": "metrics.json",
-                        "key": "top_feature_abs_rho", "path": "correlations.csv",
-                        "features": weather},
-             "check": {"op": "in_range", "min": 0, "max": 0.001}},
+            gate("n_obs is the scope's county-years",
+                 {"fn": "file_json", "path": "metrics.json", "key": "n_obs"},
+                 {"op": "equals", "expected": "$gold.c.n_obs"}),
+            gate("reported top_feature_abs_rho agrees with correlations.csv",
+                 {"fn": "earth_reported_correlation_gap", "report": "metrics.json",
+                  "key": "top_feature_abs_rho", "path": "correlations.csv",
+                  "features": weather}, within(0.001)),
             target("top_feature_abs_rho",
                    {"fn": "earth_correlations", "path": "correlations.csv",
                     "expected": "$gold.c.rho", "tol": 0.01}, ">= 0.15", "$gold.c.top_abs_rho",
                    True),
-        ]},
-        "oracle": scripted(corr_code()),
-        "gui_oracle": typed(corr_code()),
-        "negatives": {
+        ],
+        code=corr_code,
+        negatives={
             "pearson-instead-of-spearman": scripted(corr_code(pearson)),
             "no-detrending": scripted(corr_code(raw)),
             "wrong-scope-all-counties": scripted(corr_code(sel="county_id == county_id")),
             "fabricated-top-rho": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"top_feature_abs_rho": 0.9, '
-                                                         '"n_obs": 700}'}),
-            "defensive-zeros": write_files({"metrics.json": '{"top_feature_abs_rho": 0, '
-                                                            '"n_obs": 0}'}),
+        cheats={
+            "metrics-only": metrics_json({"top_feature_abs_rho": 0.9, "n_obs": 700}),
+            "defensive-zeros": metrics_json({"top_feature_abs_rho": 0, "n_obs": 0}),
             "guessed-table": write_files({
                 "correlations.csv": "feature,spearman_rho\ngdd,-0.3\nprecip_mm,0.3\n"
                                     "heat_days,-0.5\n",
                 "metrics.json": '{"top_feature_abs_rho": 0.5, "n_obs": 700}'}),
         },
-        "queries": queries(CORR_QUERIES),
-    }
+        scopes=CORR_QUERIES)

@@ -1,21 +1,34 @@
-"""Spec builder of the yield-trend family (agriculture, exploratory analysis: Theil-Sen slope
-and Mann-Kendall tau per county); written by build_specs.py."""
+"""Spec builders of the further agriculture families: yield trends (exploratory analysis:
+Theil-Sen slope and Mann-Kendall tau per county) and a yield model carried to unseen counties
+(cross-dataset evaluation); written by build_specs.py."""
 
 from __future__ import annotations
 
 from sciagent_gym.envs.earthdata.specs_agro import CORR_QUERIES
 from sciagent_gym.envs.earthdata.specs_common import (
     agent_script,
+    code_spec,
     covers,
-    queries,
+    gate,
+    metrics_json,
     realistic,
     recomputed,
+    reported_median,
     scripted,
     tags,
     target,
-    typed,
-    write_files,
+    variant,
+    within,
 )
+
+DATA = ("The work directory holds a CropBench-like agriculture dataset as CSV: "
+        "counties.csv (county_id, lat, soil_om_pct, awc_mm, irrigated_frac, n_rate_kg_ha), "
+        "weather.csv (gdd, precip_mm, heat_days per county_id and year 2000-2019) and "
+        "yields.csv (yield_t_ha per county_id and year). The terminal's python3 has pandas, "
+        "NumPy, SciPy and scikit-learn. Scope ({query}): {scope}, i.e. the counties of "
+        "counties.csv matching the pandas query `{select}`. ")
+
+# -- yield trends: Theil-Sen slope and Mann-Kendall tau ---------------------------------------
 
 TREND_CODE = '''import json
 import numpy as np
@@ -41,7 +54,7 @@ print(t.describe())
 
 
 def trend_code(model: str = "", sel: str = "@SEL@") -> str:
-    return TREND_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(TREND_CODE, model, sel)
 
 
 def trends_spec() -> dict:
@@ -53,58 +66,43 @@ def trends_spec() -> dict:
     fabricated = trend_code().replace("median_kendall_tau=float(t.kendall_tau.median())",
                                       "median_kendall_tau=0.5")
 
-    def reported(key: str, column: str) -> dict:
-        return {"name": f"reported {key} agrees with trends.csv", "weight": 0, "gate": True,
-                "getter": {"fn": "earth_reported_median_gap", "report": "metrics.json",
-                           "key": key, "ids": "$gold.t.ids", "value_column": column, **table},
-                "check": {"op": "in_range", "min": 0, "max": 0.001}}
+    def median_of(key: str, column: str) -> dict:
+        return reported_median(key, "$gold.t.ids", {"value_column": column, **table})
 
-    return {
-        "id": "earthdata/yield-trends",
-        "tool": "earthdata",
-        "title": "Robust yield trends of a scope of counties: Theil-Sen slope and Mann-Kendall "
-                 "tau (CropBench-like)",
-        "instruction": (
-            "The work directory holds a CropBench-like agriculture dataset as CSV: "
-            "counties.csv (county_id, lat, soil_om_pct, awc_mm, irrigated_frac, n_rate_kg_ha), "
-            "weather.csv (gdd, precip_mm, heat_days per county_id and year 2000-2019) and "
-            "yields.csv (yield_t_ha per county_id and year). The terminal's python3 has "
-            "pandas, NumPy, SciPy and scikit-learn. Scope ({query}): {scope}, i.e. the "
-            "counties of counties.csv matching the pandas query `{select}`. Quantify the "
-            "yield trend of every county in scope over 2000-2019 robustly to outlier seasons: "
-            "its Theil-Sen slope of yield on year, in kg/ha per year, and the Mann-Kendall "
-            "trend statistic (Kendall's tau between year and yield). Write trends.csv with the "
-            "columns county_id,sen_slope,kendall_tau (one row per scope county) and "
-            "metrics.json, a JSON object with median_sen_slope and median_kendall_tau "
-            "(medians over the scope's counties). Each county's values are checked against a "
-            "recomputation (within 1 kg/ha per year and 0.005); targets: median_sen_slope "
-            ">= 20 and median_kendall_tau >= 0.1."),
-        "hints": ("scipy.stats.theilslopes gives the median of pairwise slopes and "
-                  "scipy.stats.kendalltau the rank statistic; a least-squares slope or "
-                  "Pearson's r is pulled by drought and heat seasons. Mind the unit: the "
-                  "yields are in t/ha."),
-        "difficulty": "easy",
-        "modality": "code",
-        "tags": tags("agriculture", "exploratory-analysis", "easy", "discovery",
-                     "data-analysis", "descriptive", "parallel-search"),
-        "max_steps": 40,
-        "cli_timeout": 300,
-        "setup": {"generate": [{"fn": "yield_trends", "as": "t",
-                                "args": {"select": "$select"}}],
-                  "protect": ["counties.csv", "weather.csv", "yields.csv"]},
-        "evaluator": {"criteria": [
+    return code_spec(
+        "yield-trends",
+        title="Robust yield trends of a scope of counties: Theil-Sen slope and Mann-Kendall "
+              "tau (CropBench-like)",
+        instruction=DATA + (
+            "Quantify the yield trend of every county in scope over 2000-2019 robustly to outlier "
+            "seasons: its Theil-Sen slope of yield on year, in kg/ha per year, and the "
+            "Mann-Kendall trend statistic (Kendall's tau between year and yield). Write trends.csv "
+            "with the columns county_id,sen_slope,kendall_tau (one row per scope county) and "
+            "metrics.json, a JSON object with median_sen_slope and median_kendall_tau (medians "
+            "over the scope's counties). Each county's values are checked against a recomputation "
+            "(within 1 kg/ha per year and 0.005); targets: median_sen_slope >= 20 and "
+            "median_kendall_tau >= 0.1."),
+        hints=("scipy.stats.theilslopes gives the median of pairwise slopes and "
+               "scipy.stats.kendalltau the rank statistic; a least-squares slope or "
+               "Pearson's r is pulled by drought and heat seasons. Mind the unit: the "
+               "yields are in t/ha."),
+        difficulty="easy",
+        tag=tags("agriculture", "exploratory-analysis", "easy", "discovery",
+                 "data-analysis", "descriptive", "parallel-search"),
+        generate=("yield_trends", "t"),
+        protect=["counties.csv", "weather.csv", "yields.csv"],
+        criteria=[
             realistic(["median_sen_slope", "median_kendall_tau"]),
             covers("trends.csv", "county_id", "counties", "$gold.t.ids"),
-            reported("median_sen_slope", "sen_slope"),
-            reported("median_kendall_tau", "kendall_tau"),
+            median_of("median_sen_slope", "sen_slope"),
+            median_of("median_kendall_tau", "kendall_tau"),
             recomputed("every county's sen_slope is within 1 of its recomputation", sen),
             recomputed("every county's kendall_tau is within 0.005 of its recomputation", tau),
             target("median_sen_slope", sen, ">= 20", "$gold.t.median_sen", True),
             target("median_kendall_tau", tau, ">= 0.1", "$gold.t.median_tau", True),
-        ]},
-        "oracle": scripted(trend_code()),
-        "gui_oracle": typed(trend_code()),
-        "negatives": {
+        ],
+        code=trend_code,
+        negatives={
             "least-squares-slope": scripted(trend_code(
                 "    slope = np.polyfit(g.year, g.yield_t_ha, 1)[0]\n")),
             "pearson-instead-of-tau": scripted(trend_code(
@@ -113,15 +111,12 @@ def trends_spec() -> dict:
             "wrong-scope-all-counties": scripted(trend_code(sel="county_id == county_id")),
             "fabricated-median-tau": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"median_sen_slope": 60, '
-                                                         '"median_kendall_tau": 0.3}'}),
-            "defensive-zeros": write_files({"metrics.json": '{"median_sen_slope": 0, '
-                                                            '"median_kendall_tau": 0}'}),
+        cheats={
+            "metrics-only": metrics_json({"median_sen_slope": 60, "median_kendall_tau": 0.3}),
+            "defensive-zeros": metrics_json({"median_sen_slope": 0, "median_kendall_tau": 0}),
             "textbook-trend": agent_script(trend_code("    slope, tau = 0.08, 0.5\n")),
         },
-        "queries": queries(CORR_QUERIES),
-    }
+        scopes=CORR_QUERIES)
 
 
 # -- cross-dataset evaluation: a yield model carried to counties it never saw -------------------
@@ -175,7 +170,7 @@ print(te.yield_pred.describe())
 
 
 def cross_code(model: str = "", sel: str = "@SEL@") -> str:
-    return CROSS_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(CROSS_CODE, model, sel)
 
 
 def cross_spec() -> dict:
@@ -183,62 +178,46 @@ def cross_spec() -> dict:
             "value": "yield_pred"}
     fabricated = cross_code().replace("mean_pred_yield=float(te.yield_pred.mean())",
                                       "mean_pred_yield=9.0")
-    return {
-        "id": "earthdata/cross-county-yield",
-        "tool": "earthdata",
-        "title": "A yield model evaluated on counties it never saw (cross-dataset evaluation, "
-                 "CropBench-like)",
-        "instruction": (
-            "The work directory holds a CropBench-like agriculture dataset as CSV: "
-            "counties.csv (county_id, lat, soil_om_pct, awc_mm, irrigated_frac, n_rate_kg_ha), "
-            "weather.csv (gdd, precip_mm, heat_days per county_id and year 2000-2019) and "
-            "yields.csv (yield_t_ha per county_id and year). The terminal's python3 has "
-            "pandas, NumPy, SciPy and scikit-learn. Scope ({query}): {scope}, i.e. the "
-            "counties of counties.csv matching the pandas query `{select}`. yields.csv holds "
-            "every county EXCEPT the scope's: build a yield model on the other counties and "
-            "evaluate it across datasets by predicting the yield of every scope county and "
-            "year 2000-2019 from its weather and attributes. Write predictions.csv with the "
-            "columns county_id,year,yield_pred (t/ha; the scope's counties only) and "
-            "metrics.json, a JSON object with mean_pred_yield (the mean of yield_pred over "
-            "your rows). Your predictions are scored against the withheld yields (R2 = 1 - "
-            "SSE/SST pooled over the scope's county-years, target >= 0.75)."),
-        "hints": ("Yields rise with a technology trend, peak at an optimal GDD, fall with "
-                  "heat days and water deficits (irrigation offsets them), and their level "
-                  "depends on soil organic matter and nitrogen; a multiplicative model (log "
-                  "yield) transfers better than per-year means of the other counties."),
-        "difficulty": "medium",
-        "modality": "code",
-        "tags": tags("agriculture", "cross-dataset-eval", "medium", "robustness",
-                     "evaluation", "predictive", "error-recovery"),
-        "max_steps": 40,
-        "cli_timeout": 300,
-        "setup": {"generate": [{"fn": "cross_county_yield", "as": "x",
-                                "args": {"select": "$select"}}],
-                  "protect": ["counties.csv", "weather.csv", "yields.csv"]},
-        "evaluator": {"criteria": [
+    return code_spec(
+        "cross-county-yield",
+        title="A yield model evaluated on counties it never saw (cross-dataset evaluation, "
+              "CropBench-like)",
+        instruction=DATA + (
+            "yields.csv holds every county EXCEPT the scope's: build a yield model on the other "
+            "counties and evaluate it across datasets by predicting the yield of every scope "
+            "county and year 2000-2019 from its weather and attributes. Write predictions.csv with "
+            "the columns county_id,year,yield_pred (t/ha; the scope's counties only) and "
+            "metrics.json, a JSON object with mean_pred_yield (the mean of yield_pred over your "
+            "rows). Your predictions are scored against the withheld yields (R2 = 1 - SSE/SST "
+            "pooled over the scope's county-years, target >= 0.75)."),
+        hints=("Yields rise with a technology trend, peak at an optimal GDD, fall with "
+               "heat days and water deficits (irrigation offsets them), and their level "
+               "depends on soil organic matter and nitrogen; a multiplicative model (log "
+               "yield) transfers better than per-year means of the other counties."),
+        difficulty="medium",
+        tag=tags("agriculture", "cross-dataset-eval", "medium", "robustness",
+                 "evaluation", "predictive", "error-recovery"),
+        generate=("cross_county_yield", "x"),
+        protect=["counties.csv", "weather.csv", "yields.csv"],
+        criteria=[
             realistic(["mean_pred_yield"]),
             covers("predictions.csv", "county_id", "counties", "$gold.x.ids"),
-            {"name": "reported mean_pred_yield agrees with predictions.csv", "weight": 0,
-             "gate": True,
-             "getter": {"fn": "earth_reported_mean_gap", "report": "metrics.json",
-                        "key": "mean_pred_yield", "key_column": "year", **pred},
-             "check": {"op": "in_range", "min": 0, "max": 0.01}},
+            gate("reported mean_pred_yield agrees with predictions.csv",
+                 {"fn": "earth_reported_mean_gap", "report": "metrics.json",
+                  "key": "mean_pred_yield", "key_column": "year", **pred}, within(0.01)),
             target("r2", {"fn": "earth_metric", "metric": "r2", "key": "year", **pred},
                    ">= 0.75", "$gold.x.ref_r2", True),
-        ]},
-        "oracle": scripted(cross_code()),
-        "gui_oracle": typed(cross_code()),
-        "negatives": {
+        ],
+        code=cross_code,
+        negatives={
             "per-year-mean": scripted(cross_code(
                 'te["yield_pred"] = te.year.map(tr.groupby("year").yield_t_ha.mean())\n')),
             "wrong-scope-all-counties": scripted(cross_code(sel="county_id == county_id")),
             "fabricated-mean": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"mean_pred_yield": 8.0, '
-                                                         '"r2": 0.9}'}),
-            "defensive-zeros": write_files({"metrics.json": '{"mean_pred_yield": 0}'}),
+        cheats={
+            "metrics-only": metrics_json({"mean_pred_yield": 8.0, "r2": 0.9}),
+            "defensive-zeros": metrics_json({"mean_pred_yield": 0}),
             "constant-yield": agent_script(cross_code('te["yield_pred"] = 8.0\n')),
         },
-        "queries": queries(CROSS_QUERIES),
-    }
+        scopes=CROSS_QUERIES)

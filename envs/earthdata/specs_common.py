@@ -1,10 +1,12 @@
 """Shared pieces of the earth-data spec builders (build_specs.py is the entry point): the
 oracle step forms (a scripted run, the same as an agent's run(), the GUI oracle typing the
-script into the terminal) and the criteria every family uses."""
+script into the terminal), the criteria every family uses and the spec frame of a family whose
+oracles run its reference script."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[2] / "task_specs" / "earthdata"
@@ -50,16 +52,57 @@ def write_files(files: dict[str, str]) -> list:
     return [*steps, "DONE"]
 
 
+def variant(code: str, model: str = "", sel: str = "@SEL@") -> str:
+    """A family's reference script with its ``@MODEL@`` line replaced by ``model`` (a
+    negative's or cheat's one-line change; empty for the reference) and, where ``sel`` is
+    given, a fixed scope query instead of the task's ``{select}``."""
+    return code.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+
+
+def metrics_json(values: dict) -> list:
+    """An agent's run() that writes only metrics.json (the metrics-only and defensive cheats):
+    reported numbers with no table behind them."""
+    return write_files({"metrics.json": json.dumps(values)})
+
+
+def gate(name: str, getter: dict | str, check: dict, **extra: str) -> dict:
+    """A weight-0 gate: it gives no credit, but the task scores 0 unless it holds; ``extra``
+    (a description) stands between the gate flag and the getter."""
+    return {"name": name, "weight": 0, "gate": True, **extra, "getter": getter, "check": check}
+
+
+def within(tol: float) -> dict:
+    """The check of a gap getter: 0 <= gap <= tol."""
+    return {"op": "in_range", "min": 0, "max": tol}
+
+
+def reported(key: str, tol: float, **fields: object) -> dict:
+    """A gate that metrics.json's ``key`` agrees within ``tol`` with its recomputation from
+    the written table (earth_reported_gap); ``fields`` are the getter's (metric, truth,
+    path, ...), in the order the written JSON lists them."""
+    return gate(f"reported {key} agrees with its recomputation",
+                {"fn": "earth_reported_gap", "report": "metrics.json", "key": key, **fields},
+                within(tol))
+
+
+def reported_median(key: str, ids: str, table: dict) -> dict:
+    """A gate that metrics.json's ``key`` is the median of the per-id table's values over the
+    scope's ``ids`` (earth_reported_median_gap; ``table`` names path, id and value
+    columns)."""
+    return gate(f"reported {key} agrees with {table['path']}",
+                {"fn": "earth_reported_median_gap", "report": "metrics.json", "key": key,
+                 "ids": ids, **table}, within(0.001))
+
+
 def realistic(names: list[str]) -> dict:
-    return {"name": "realistic output", "weight": 0, "gate": True,
-            "getter": {"fn": "file_json", "path": "metrics.json"},
-            "check": {"op": "stbench_realistic", "names": names}}
+    return gate("realistic output", {"fn": "file_json", "path": "metrics.json"},
+                {"op": "stbench_realistic", "names": names})
 
 
 def covers(path: str, column: str, what: str, gold: str) -> dict:
-    return {"name": f"{path} covers exactly the scope's {what}", "weight": 0, "gate": True,
-            "getter": {"fn": "earth_groups", "path": path, "column": column},
-            "check": {"op": "set_equal", "expected": gold}}
+    return gate(f"{path} covers exactly the scope's {what}",
+                {"fn": "earth_groups", "path": path, "column": column},
+                {"op": "set_equal", "expected": gold})
 
 
 def target(name: str, getter: dict, tgt: str, ref: str, higher: bool) -> dict:
@@ -83,5 +126,27 @@ def recomputed(name: str, getter: dict) -> dict:
     """A gate that every id's value in a per-id table matches its recomputation (the getter
     fails otherwise), so a method that is off in one column fails the whole query, not only
     that column's target."""
-    return {"name": name, "weight": 0, "gate": True, "getter": getter,
-            "check": {"op": "in_range", "min": -1e9, "max": 1e9}}
+    return gate(name, getter, {"op": "in_range", "min": -1e9, "max": 1e9})
+
+
+def code_spec(slug: str, *, title: str, instruction: str, hints: str, difficulty: str,
+              tag: list[str], generate: tuple[str, str], protect: list[str],
+              criteria: list[dict], code: Callable[[], str], negatives: dict, cheats: dict,
+              scopes: list[tuple[str, str, str]], max_steps: int = 40, cli_timeout: int = 300,
+              heldout: bool = False) -> dict:
+    """A code-modality family's spec: setup runs the data generator ``generate`` (its name and
+    the gold prefix) on the task's scope, the oracle runs ``code()`` as a script and the GUI
+    oracle types it into the terminal. Each family states its own criteria, negatives and
+    cheats."""
+    fn, prefix = generate
+    head = {"id": f"earthdata/{slug}", "tool": "earthdata", "title": title}
+    if heldout:
+        head["heldout"] = True
+    return {**head, "instruction": instruction, "hints": hints, "difficulty": difficulty,
+            "modality": "code", "tags": tag, "max_steps": max_steps,
+            "cli_timeout": cli_timeout,
+            "setup": {"generate": [{"fn": fn, "as": prefix, "args": {"select": "$select"}}],
+                      "protect": protect},
+            "evaluator": {"criteria": criteria}, "oracle": scripted(code()),
+            "gui_oracle": typed(code()), "negatives": negatives, "cheats": cheats,
+            "queries": queries(scopes)}

@@ -4,16 +4,20 @@ class-imbalance augmentation; written by build_specs.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sciagent_gym.envs.earthdata.specs_common import (
     agent_script,
+    code_spec,
     covers,
-    queries,
+    metrics_json,
     realistic,
+    reported,
+    reported_median,
     scripted,
     tags,
     target,
-    typed,
-    write_files,
+    variant,
 )
 
 GEN_QUERIES = [
@@ -55,15 +59,12 @@ ids = sorted(pd.read_csv("groups.csv").query(SEL).group_id)
 
 
 def _code(body: str, model: str, sel: str) -> str:
-    return (HEAD + body).replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(HEAD + body, model, sel)
 
 
 def _fit_gate(key: str, truth: str, path: str, value: str, row: str, metric: str) -> dict:
-    return {"name": f"reported {key} agrees with its recomputation", "weight": 0, "gate": True,
-            "getter": {"fn": "earth_reported_gap", "report": "metrics.json", "key": key,
-                       "path": path, "metric": metric, "truth": truth, "group": "group_id",
-                       "value": value, "per_group": True, "row_key": row},
-            "check": {"op": "in_range", "min": 0, "max": 0.01}}
+    return reported(key, 0.01, path=path, metric=metric, truth=truth, group="group_id",
+                    value=value, per_group=True, row_key=row)
 
 
 def _scored(path: str, value: str, row: str, metric: str, truth: str) -> dict:
@@ -72,16 +73,14 @@ def _scored(path: str, value: str, row: str, metric: str, truth: str) -> dict:
 
 
 def _spec(slug: str, title: str, text: str, hints: str, difficulty: str, tag: list[str],
-          fn: str, protect: list[str], criteria: list[dict], code, negatives: dict,
-          cheats: dict, heldout: bool = False) -> dict:
-    spec = {"id": f"earthdata/{slug}", "tool": "earthdata", "title": title,
-            "instruction": DATA + text, "hints": hints, "difficulty": difficulty,
-            "modality": "code", "tags": tag, "max_steps": 40, "cli_timeout": 300,
-            "setup": {"generate": [{"fn": fn, "as": "g", "args": {"select": "$select"}}],
-                      "protect": ["groups.csv", *protect]},
-            "evaluator": {"criteria": criteria}, "oracle": scripted(code()),
-            "gui_oracle": typed(code()), "negatives": negatives, "cheats": cheats,
-            "queries": queries(GEN_QUERIES)}
+          fn: str, protect: list[str], criteria: list[dict], code: Callable[[], str],
+          negatives: dict, cheats: dict, heldout: bool = False) -> dict:
+    """A general-control-set family: its data beside groups.csv, gold under ``g``, the scopes
+    of GEN_QUERIES; a held-out family's flag comes last in these files."""
+    spec = code_spec(slug, title=title, instruction=DATA + text, hints=hints,
+                     difficulty=difficulty, tag=tag, generate=(fn, "g"),
+                     protect=["groups.csv", *protect], criteria=criteria, code=code,
+                     negatives=negatives, cheats=cheats, scopes=GEN_QUERIES)
     if heldout:
         spec["heldout"] = True
     return spec
@@ -148,8 +147,8 @@ def transfer_spec() -> dict:
         {"own-fit-per-group": scripted(transfer_code(OWN_FIT)),
          "wrong-scope-all-groups": scripted(transfer_code(sel="group_id == group_id")),
          "fabricated-fit-r2": scripted(fabricated)},
-        {"metrics-only": write_files({"metrics.json": '{"fit_r2": 0.9, "r2": 0.9}'}),
-         "defensive-zeros": write_files({"metrics.json": '{"fit_r2": 0, "r2": 0}'}),
+        {"metrics-only": metrics_json({"fit_r2": 0.9, "r2": 0.9}),
+         "defensive-zeros": metrics_json({"fit_r2": 0, "r2": 0}),
          "zero-predictions": agent_script(transfer_code(
              "    fa, fb = 0 * fa, 0 * fb\n"))},
         heldout=True)
@@ -200,10 +199,7 @@ def sampling_spec() -> dict:
         "population_total", ["frame.csv", "sample.csv"],
         [realistic(["median_total"]),
          covers("totals.csv", "group_id", "groups", "$gold.g.ids"),
-         {"name": "reported median_total agrees with totals.csv", "weight": 0, "gate": True,
-          "getter": {"fn": "earth_reported_median_gap", "report": "metrics.json",
-                     "key": "median_total", "ids": "$gold.g.ids", **table},
-          "check": {"op": "in_range", "min": 0, "max": 0.001}},
+         reported_median("median_total", "$gold.g.ids", table),
          target("total_error_pct", {"fn": "earth_relative_error", "truth": "$gold.g.total",
                                     "percent": True, **table},
                 "< 4", "$gold.g.ref_error_pct", False)],
@@ -212,6 +208,6 @@ def sampling_spec() -> dict:
          "horvitz-thompson-only": scripted(sampling_code("    total = (g.y / g.pi).sum()\n")),
          "wrong-scope-all-groups": scripted(sampling_code(sel="group_id == group_id")),
          "fabricated-median": scripted(fabricated)},
-        {"metrics-only": write_files({"metrics.json": '{"median_total": 5000}'}),
-         "defensive-zeros": write_files({"metrics.json": '{"median_total": 0}'}),
+        {"metrics-only": metrics_json({"median_total": 5000}),
+         "defensive-zeros": metrics_json({"median_total": 0}),
          "sample-sum": agent_script(sampling_code("    total = g.y.sum()\n"))})

@@ -7,11 +7,11 @@ from __future__ import annotations
 from sciagent_gym.envs.earthdata.specs_common import (
     agent_script,
     covers,
+    metrics_json,
     realistic,
     scripted,
     tags,
     target,
-    write_files,
 )
 from sciagent_gym.envs.earthdata.specs_general import _code, _fit_gate, _scored, _spec
 
@@ -70,8 +70,8 @@ def series_spec() -> dict:
          "last-year-mean": scripted(series_code("    fc = np.full(52, y[-52:].mean())\n")),
          "wrong-scope-all-groups": scripted(series_code(sel="group_id == group_id")),
          "fabricated-fit-nse": scripted(fabricated)},
-        {"metrics-only": write_files({"metrics.json": '{"fit_nse": 0.9, "nse": 0.9}'}),
-         "defensive-zeros": write_files({"metrics.json": '{"fit_nse": 0, "nse": 0}'}),
+        {"metrics-only": metrics_json({"fit_nse": 0.9, "nse": 0.9}),
+         "defensive-zeros": metrics_json({"fit_nse": 0, "nse": 0}),
          "zero-forecast": agent_script(series_code("    fc = 0 * fc\n"))})
 
 
@@ -133,8 +133,8 @@ def imbalanced_spec() -> dict:
         {"unweighted-fit": scripted(imbalanced_code("    clf = LogisticRegression()\n")),
          "wrong-scope-all-groups": scripted(imbalanced_code(sel="group_id == group_id")),
          "fabricated-accuracy": scripted(fabricated)},
-        {"metrics-only": write_files({"metrics.json": '{"' + key + '": 0.9}'}),
-         "defensive-zeros": write_files({"metrics.json": '{"' + key + '": 0}'}),
+        {"metrics-only": metrics_json({key: 0.9}),
+         "defensive-zeros": metrics_json({key: 0}),
          "all-majority": agent_script(imbalanced_code(
              "    clf = LogisticRegression(class_weight={0: 1, 1: 1e-6})\n"))})
 
@@ -207,7 +207,7 @@ def distill_spec() -> dict:
          "linear-student": scripted(distill_code(linear)),
          "wrong-scope-all-groups": scripted(distill_code(sel="group_id == group_id")),
          "fabricated-pool-r2": scripted(fabricated)},
-        {"metrics-only": write_files({"metrics.json": '{"pool_r2": 0.95, "r2": 0.95}'}),
-         "defensive-zeros": write_files({"metrics.json": '{"pool_r2": 0, "r2": 0}'}),
+        {"metrics-only": metrics_json({"pool_r2": 0.95, "r2": 0.95}),
+         "defensive-zeros": metrics_json({"pool_r2": 0, "r2": 0}),
          "zero-student": agent_script(distill_code("    coef = 0 * coef\n"))},
         heldout=True)

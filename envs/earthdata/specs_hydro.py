@@ -8,14 +8,17 @@ import json
 from sciagent_gym.envs.earthdata.specs_common import (
     TITLE,
     agent_script,
+    code_spec,
     covers,
+    gate,
+    metrics_json,
     queries,
     realistic,
+    reported,
     scripted,
     tags,
     target,
-    typed,
-    write_files,
+    variant,
 )
 
 # -- hydrology: streamflow prediction on a withheld test period ---------------------------------
@@ -86,7 +89,7 @@ print("basins", len(ids), "calib_nse", np.median(nses))
 
 
 def hydro_code(model: str = "", sel: str = "@SEL@") -> str:
-    return HYDRO_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(HYDRO_CODE, model, sel)
 
 
 def hydrology_spec() -> dict:
@@ -96,12 +99,11 @@ def hydrology_spec() -> dict:
     test = {**truth, "truth": "$gold.h.test"}
     mean_flow = "    sim = np.full(len(p), np.nanmean(y))\n"
     fabricated = hydro_code().replace("calib_nse=float(np.median(nses))", "calib_nse=0.99")
-    return {
-        "id": "earthdata/streamflow-prediction",
-        "tool": "earthdata",
-        "title": "Daily streamflow prediction for a scope of basins on a withheld test period "
-                 "(CAMELS-like)",
-        "instruction": (
+    return code_spec(
+        "streamflow-prediction",
+        title="Daily streamflow prediction for a scope of basins on a withheld test period "
+              "(CAMELS-like)",
+        instruction=(
             "The work directory holds a CAMELS-like hydrology dataset as CSV: basins.csv "
             "(basin_id, area_km2, elev_m, lat, aridity = PET/P, snow_frac = share of "
             "precipitation falling below 0 °C, forest_frac, soil_depth_m), forcing.csv (daily "
@@ -118,55 +120,42 @@ def hydrology_spec() -> dict:
             "your q_pred against the observed streamflow in 2008-2011. Your predictions for "
             "2012-2013 are scored against the withheld observations (median NSE and KGE over "
             "the scope's basins; targets NSE >= 0.6 and KGE >= 0.6)."),
-        "hints": ("Snow matters: a degree-day snow pack (melt of about 3 mm per °C per day "
-                  "above 0 °C) turns precipitation into liquid water input; antecedent sums "
-                  "of that input (days to months) and of PET explain much of the flow. Fit "
-                  "each basin separately (least squares or a regression model), predict every "
-                  "day, keep flows non-negative, and compute the calibration metrics from the "
-                  "same predictions you write."),
-        "difficulty": "hard",
-        "modality": "code",
-        "tags": tags("hydrology", "prediction-modeling", "hard", "modeling", "modeling",
-                     "predictive", "long-horizon-planning"),
-        "max_steps": 60,
-        "cli_timeout": 600,
-        "setup": {"generate": [{"fn": "streamflow_prediction", "as": "h",
-                                "args": {"select": "$select"}}],
-                  "protect": ["basins.csv", "forcing.csv", "streamflow.csv"]},
-        "evaluator": {"criteria": [
+        hints=("Snow matters: a degree-day snow pack (melt of about 3 mm per °C per day "
+               "above 0 °C) turns precipitation into liquid water input; antecedent sums "
+               "of that input (days to months) and of PET explain much of the flow. Fit "
+               "each basin separately (least squares or a regression model), predict every "
+               "day, keep flows non-negative, and compute the calibration metrics from the "
+               "same predictions you write."),
+        difficulty="hard",
+        tag=tags("hydrology", "prediction-modeling", "hard", "modeling", "modeling",
+                 "predictive", "long-horizon-planning"),
+        max_steps=60,
+        cli_timeout=600,
+        generate=("streamflow_prediction", "h"),
+        protect=["basins.csv", "forcing.csv", "streamflow.csv"],
+        criteria=[
             realistic(["calib_nse", "calib_kge"]),
             covers("predictions.csv", "basin_id", "basins", "$gold.h.ids"),
-            {"name": "reported calib_nse agrees with its recomputation", "weight": 0,
-             "gate": True,
-             "getter": {"fn": "earth_reported_gap", "report": "metrics.json",
-                        "key": "calib_nse", "metric": "nse", **calib},
-             "check": {"op": "in_range", "min": 0, "max": 0.01}},
-            {"name": "reported calib_kge agrees with its recomputation", "weight": 0,
-             "gate": True,
-             "getter": {"fn": "earth_reported_gap", "report": "metrics.json",
-                        "key": "calib_kge", "metric": "kge", **calib},
-             "check": {"op": "in_range", "min": 0, "max": 0.01}},
+            reported("calib_nse", 0.01, metric="nse", **calib),
+            reported("calib_kge", 0.01, metric="kge", **calib),
             target("nse", {"fn": "earth_metric", "metric": "nse", **test}, ">= 0.6",
                    "$gold.h.ref_nse", True),
             target("kge", {"fn": "earth_metric", "metric": "kge", **test}, ">= 0.6",
                    "$gold.h.ref_kge", True),
-        ]},
-        "oracle": scripted(hydro_code()),
-        "gui_oracle": typed(hydro_code()),
-        "negatives": {
+        ],
+        code=hydro_code,
+        negatives={
             "calibration-mean-flow": scripted(hydro_code(mean_flow)),
             "wrong-scope-all-basins": scripted(hydro_code(sel="basin_id == basin_id")),
             "fabricated-calibration-metric": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"calib_nse": 0.99, "calib_kge": '
-                                                         '0.99, "nse": 0.99, "kge": 0.99}'}),
-            "defensive-zeros": write_files({"metrics.json": '{"calib_nse": 0, "calib_kge": '
-                                                            '0}'}),
+        cheats={
+            "metrics-only": metrics_json({"calib_nse": 0.99, "calib_kge": 0.99, "nse": 0.99,
+                                          "kge": 0.99}),
+            "defensive-zeros": metrics_json({"calib_nse": 0, "calib_kge": 0}),
             "zero-predictions": agent_script(hydro_code("    sim = np.zeros(len(p))\n")),
         },
-        "queries": queries(HYDRO_QUERIES),
-    }
+        scopes=HYDRO_QUERIES)
 
 
 EMPTY_QUERIES = [
@@ -216,9 +205,9 @@ def empty_scope_spec() -> dict:
                                 "args": {"select": "$select"}}],
                   "protect": ["basins.csv", "forcing.csv", "streamflow.csv"]},
         "evaluator": {"criteria": [
-            {"name": "reported that the task cannot be done", "weight": 0, "gate": True,
-             "description": "no basin matches the scope: FAIL is the right answer.",
-             "getter": "agent_status", "check": {"op": "equals", "expected": "fail"}},
+            gate("reported that the task cannot be done", "agent_status",
+                 {"op": "equals", "expected": "fail"},
+                 description="no basin matches the scope: FAIL is the right answer."),
             {"name": "no predictions fabricated", "weight": 0,
              "getter": {"fn": "file_exists", "path": "predictions.csv"},
              "check": {"op": "is_false"}},
@@ -239,8 +228,7 @@ def empty_scope_spec() -> dict:
                            "> metrics.json"}, "FAIL"],
         },
         "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"calib_nse": 0.99, "calib_kge": '
-                                                         '0.99}'}),
+            "metrics-only": metrics_json({"calib_nse": 0.99, "calib_kge": 0.99}),
         },
         "queries": queries(EMPTY_QUERIES),
     }

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 from sciagent_gym.envs.earthdata.specs_common import (
     agent_script,
+    code_spec,
     covers,
-    queries,
+    metrics_json,
     realistic,
     recomputed,
+    reported,
+    reported_median,
     scripted,
     tags,
     target,
-    typed,
-    write_files,
+    variant,
 )
 from sciagent_gym.envs.earthdata.specs_hydro import HYDRO_CODE, HYDRO_QUERIES
 
@@ -54,7 +56,7 @@ print(t.describe())
 
 
 def sig_code(model: str = "", sel: str = "@SEL@") -> str:
-    return SIG_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(SIG_CODE, model, sel)
 
 
 def signatures_spec() -> dict:
@@ -67,19 +69,14 @@ def signatures_spec() -> dict:
     all_years = sig_code().replace('p = p[p.date < "2012-01-01"]\n', "")
     fabricated = sig_code().replace("median_bfi=float(t.bfi.median())", "median_bfi=0.8")
 
-    def reported(key: str, column: str) -> dict:
-        return {"name": f"reported {key} agrees with signatures.csv", "weight": 0,
-                "gate": True,
-                "getter": {"fn": "earth_reported_median_gap", "report": "metrics.json",
-                           "key": key, "ids": "$gold.s.ids", "value_column": column, **table},
-                "check": {"op": "in_range", "min": 0, "max": 0.001}}
+    def median_of(key: str, column: str) -> dict:
+        return reported_median(key, "$gold.s.ids", {"value_column": column, **table})
 
-    return {
-        "id": "earthdata/streamflow-signatures",
-        "tool": "earthdata",
-        "title": "Baseflow index and runoff ratio of a scope of basins (CAMELS-like "
-                 "hydrological signatures)",
-        "instruction": DATA + (
+    return code_spec(
+        "streamflow-signatures",
+        title="Baseflow index and runoff ratio of a scope of basins (CAMELS-like "
+              "hydrological signatures)",
+        instruction=DATA + (
             "Compute two hydrological signatures of every basin in scope from its observed "
             "streamflow of 2008-2011: the baseflow index (BFI), with baseflow separated by "
             "one forward pass of the Lyne-Hollick digital filter with alpha = 0.925 (quickflow "
@@ -91,46 +88,38 @@ def signatures_spec() -> dict:
             "(medians over the scope's basins). Each basin's values are checked against a "
             "recomputation (within 0.005); targets: median BFI >= 0.5, median runoff ratio "
             ">= 0.3."),
-        "hints": ("Process each basin's days in date order; the filter is a short loop. Use "
-                  "the precipitation of the same four years as the streamflow, and report "
-                  "the medians of the values you write."),
-        "difficulty": "easy",
-        "modality": "code",
-        "tags": tags("hydrology", "novel-metrics", "easy", "discovery", "data-analysis",
-                     "descriptive", "synthesis"),
-        "max_steps": 40,
-        "cli_timeout": 300,
-        "setup": {"generate": [{"fn": "streamflow_signatures", "as": "s",
-                                "args": {"select": "$select"}}],
-                  "protect": ["basins.csv", "forcing.csv", "streamflow.csv"]},
-        "evaluator": {"criteria": [
+        hints=("Process each basin's days in date order; the filter is a short loop. Use "
+               "the precipitation of the same four years as the streamflow, and report "
+               "the medians of the values you write."),
+        difficulty="easy",
+        tag=tags("hydrology", "novel-metrics", "easy", "discovery", "data-analysis",
+                 "descriptive", "synthesis"),
+        generate=("streamflow_signatures", "s"),
+        protect=["basins.csv", "forcing.csv", "streamflow.csv"],
+        criteria=[
             realistic(["median_bfi", "median_runoff_ratio"]),
             covers("signatures.csv", "basin_id", "basins", "$gold.s.ids"),
-            reported("median_bfi", "bfi"),
-            reported("median_runoff_ratio", "runoff_ratio"),
+            median_of("median_bfi", "bfi"),
+            median_of("median_runoff_ratio", "runoff_ratio"),
             recomputed("every basin's bfi is within 0.005 of its recomputation", bfi),
             recomputed("every basin's runoff_ratio is within 0.005 of its recomputation", rr),
             target("median_bfi", bfi, ">= 0.5", "$gold.s.median_bfi", True),
             target("median_runoff_ratio", rr, ">= 0.3", "$gold.s.median_runoff_ratio", True),
-        ]},
-        "oracle": scripted(sig_code()),
-        "gui_oracle": typed(sig_code()),
-        "negatives": {
+        ],
+        code=sig_code,
+        negatives={
             "bfi-from-7-day-minimum": scripted(sig_code(min7)),
             "runoff-ratio-over-all-years": scripted(all_years),
             "wrong-scope-all-basins": scripted(sig_code(sel="basin_id == basin_id")),
             "fabricated-median-bfi": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"median_bfi": 0.7, '
-                                                         '"median_runoff_ratio": 0.5}'}),
-            "defensive-zeros": write_files({"metrics.json": '{"median_bfi": 0, '
-                                                            '"median_runoff_ratio": 0}'}),
+        cheats={
+            "metrics-only": metrics_json({"median_bfi": 0.7, "median_runoff_ratio": 0.5}),
+            "defensive-zeros": metrics_json({"median_bfi": 0, "median_runoff_ratio": 0}),
             "constant-signatures": agent_script(sig_code("    bfi = 0.7\n").replace(
                 "    rr = x.sum()", "    rr = 0.5 + 0 * x.sum()")),
         },
-        "queries": queries(HYDRO_QUERIES),
-    }
+        scopes=HYDRO_QUERIES)
 
 
 # -- streamflow prediction scored per snow stratum --------------------------------------------
@@ -168,8 +157,7 @@ OLD_METRICS = "m = dict(calib_nse=float(np.median(nses)), calib_kge=float(np.med
 
 
 def strat_code(model: str = "", sel: str = "@SEL@") -> str:
-    code = HYDRO_CODE.replace(OLD_METRICS, STRATA)
-    return code.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(HYDRO_CODE.replace(OLD_METRICS, STRATA), model, sel)
 
 
 def stratified_spec() -> dict:
@@ -179,20 +167,15 @@ def stratified_spec() -> dict:
     fabricated = strat_code().replace("calib_nse_snow=float(np.median(nses[snowy]))",
                                       "calib_nse_snow=0.95")
 
-    def reported(name: str) -> dict:
-        return {"name": f"reported calib_nse_{name} agrees with its recomputation",
-                "weight": 0, "gate": True,
-                "getter": {"fn": "earth_reported_gap", "report": "metrics.json",
-                           "key": f"calib_nse_{name}", "metric": "nse",
-                           "truth": f"$gold.h.calib_{name}", **base},
-                "check": {"op": "in_range", "min": 0, "max": 0.01}}
+    def stratum(name: str) -> dict:
+        return reported(f"calib_nse_{name}", 0.01, metric="nse",
+                        truth=f"$gold.h.calib_{name}", **base)
 
-    return {
-        "id": "earthdata/stratified-streamflow",
-        "tool": "earthdata",
-        "title": "Streamflow prediction evaluated per snow stratum (CAMELS-like performance "
-                 "stratification)",
-        "instruction": DATA + (
+    return code_spec(
+        "stratified-streamflow",
+        title="Streamflow prediction evaluated per snow stratum (CAMELS-like performance "
+              "stratification)",
+        instruction=DATA + (
             "2012-2013 is a withheld test period. Build a rainfall-runoff model of daily "
             "streamflow for every basin in scope, calibrated on 2008-2011, and write "
             "predictions.csv with the columns basin_id,date,q_pred: one row per scope basin "
@@ -203,47 +186,41 @@ def stratified_spec() -> dict:
             "efficiency of your q_pred against the observed streamflow of 2008-2011. Your "
             "2012-2013 predictions are scored per stratum against the withheld observations "
             "(median NSE in each stratum; targets nse_snow >= 0.55 and nse_rain >= 0.55)."),
-        "hints": ("Even basins with under 40 % snowfall store some winter precipitation as "
-                  "snow: a degree-day snow pack (about 3 mm per °C per day) turns precipitation "
-                  "into liquid input, and antecedent sums of that input and of PET explain "
-                  "much of the flow. Fit each basin separately and compute each stratum's "
-                  "median from the same predictions you write."),
-        "difficulty": "hard",
-        "modality": "code",
-        "tags": tags("hydrology", "performance-stratification", "hard", "robustness",
-                     "evaluation", "diagnostic", "decomposition"),
-        "max_steps": 60,
-        "cli_timeout": 600,
-        "setup": {"generate": [{"fn": "stratified_streamflow", "as": "h",
-                                "args": {"select": "$select"}}],
-                  "protect": ["basins.csv", "forcing.csv", "streamflow.csv"]},
-        "evaluator": {"criteria": [
+        hints=("Even basins with under 40 % snowfall store some winter precipitation as "
+               "snow: a degree-day snow pack (about 3 mm per °C per day) turns precipitation "
+               "into liquid input, and antecedent sums of that input and of PET explain "
+               "much of the flow. Fit each basin separately and compute each stratum's "
+               "median from the same predictions you write."),
+        difficulty="hard",
+        tag=tags("hydrology", "performance-stratification", "hard", "robustness",
+                 "evaluation", "diagnostic", "decomposition"),
+        max_steps=60,
+        cli_timeout=600,
+        generate=("stratified_streamflow", "h"),
+        protect=["basins.csv", "forcing.csv", "streamflow.csv"],
+        criteria=[
             realistic(["calib_nse_snow", "calib_nse_rain"]),
             covers("predictions.csv", "basin_id", "basins", "$gold.h.ids"),
-            reported("snow"),
-            reported("rain"),
+            stratum("snow"),
+            stratum("rain"),
             target("nse_snow", {"fn": "earth_metric", "metric": "nse",
                                 "truth": "$gold.h.test_snow", **base}, ">= 0.55",
                    "$gold.h.ref_nse_snow", True),
             target("nse_rain", {"fn": "earth_metric", "metric": "nse",
                                 "truth": "$gold.h.test_rain", **base}, ">= 0.55",
                    "$gold.h.ref_nse_rain", True),
-        ]},
-        "oracle": scripted(strat_code()),
-        "gui_oracle": typed(strat_code()),
-        "negatives": {
+        ],
+        code=strat_code,
+        negatives={
             "no-snow-model": scripted(no_snow),
             "calibration-mean-flow": scripted(strat_code(
                 "    sim = np.full(len(p), np.nanmean(y))\n")),
             "wrong-scope-all-basins": scripted(strat_code(sel="basin_id == basin_id")),
             "fabricated-snow-nse": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"calib_nse_snow": 0.9, '
-                                                         '"calib_nse_rain": 0.9}'}),
-            "defensive-zeros": write_files({"metrics.json": '{"calib_nse_snow": 0, '
-                                                            '"calib_nse_rain": 0}'}),
+        cheats={
+            "metrics-only": metrics_json({"calib_nse_snow": 0.9, "calib_nse_rain": 0.9}),
+            "defensive-zeros": metrics_json({"calib_nse_snow": 0, "calib_nse_rain": 0}),
             "zero-predictions": agent_script(strat_code("    sim = np.zeros(len(p))\n")),
         },
-        "queries": queries(STRAT_QUERIES),
-    }
+        scopes=STRAT_QUERIES)

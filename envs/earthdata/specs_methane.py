@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from sciagent_gym.envs.earthdata.specs_common import (
     agent_script,
+    code_spec,
     covers,
-    queries,
+    metrics_json,
     realistic,
+    reported,
+    reported_median,
     scripted,
     tags,
     target,
-    typed,
-    write_files,
+    variant,
 )
 
 # -- wetland methane: gap filling of CH4 fluxes -------------------------------------------------
@@ -71,7 +73,7 @@ print("sites", len(ids), "obs_r2", np.median(r2s))
 
 
 def ch4_code(model: str = "", sel: str = "@SEL@") -> str:
-    return CH4_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(CH4_CODE, model, sel)
 
 
 def methane_spec() -> dict:
@@ -79,12 +81,11 @@ def methane_spec() -> dict:
     obs = {**base, "truth": "$gold.m.observed"}
     gaps = {**base, "truth": "$gold.m.gaps"}
     fabricated = ch4_code().replace("obs_r2=float(np.median(r2s))", "obs_r2=0.98")
-    return {
-        "id": "earthdata/flux-gap-filling",
-        "tool": "earthdata",
-        "title": "Gap filling of daily wetland CH4 fluxes for a scope of sites "
-                 "(MethaneWet-like)",
-        "instruction": (
+    return code_spec(
+        "flux-gap-filling",
+        title="Gap filling of daily wetland CH4 fluxes for a scope of sites "
+              "(MethaneWet-like)",
+        instruction=(
             "The work directory holds a MethaneWet-like wetland methane dataset as CSV: "
             "sites.csv (site_id, wetland_type bog/fen/marsh, lat, permafrost 0/1, "
             "mean_soil_temp_c, mean_wtd_cm) and fluxes.csv (daily soil_temp_c, wtd_cm = "
@@ -101,53 +102,40 @@ def methane_spec() -> dict:
             "on the gap days are scored against the withheld fluxes (median over sites of "
             "NRMSE = RMSE / standard deviation of the true gap fluxes, target < 0.55, and of "
             "R2, target >= 0.7)."),
-        "hints": ("Methane emission rises roughly exponentially with soil temperature (a Q10 "
-                  "response) and falls as the water table drops below the surface; frozen "
-                  "soil emits little. Fit each site on its observed days (a regression of log "
-                  "flux works), predict every day, and compute the observed-day metrics from "
-                  "the same values you write."),
-        "difficulty": "medium",
-        "modality": "code",
-        "tags": tags("wetland-methane", "missing-value-imputation", "medium", "robustness",
-                     "data-preparation", "predictive", "synthesis"),
-        "max_steps": 50,
-        "cli_timeout": 300,
-        "setup": {"generate": [{"fn": "flux_gap_filling", "as": "m",
-                                "args": {"select": "$select"}}],
-                  "protect": ["sites.csv", "fluxes.csv"]},
-        "evaluator": {"criteria": [
+        hints=("Methane emission rises roughly exponentially with soil temperature (a Q10 "
+               "response) and falls as the water table drops below the surface; frozen "
+               "soil emits little. Fit each site on its observed days (a regression of log "
+               "flux works), predict every day, and compute the observed-day metrics from "
+               "the same values you write."),
+        difficulty="medium",
+        tag=tags("wetland-methane", "missing-value-imputation", "medium", "robustness",
+                 "data-preparation", "predictive", "synthesis"),
+        max_steps=50,
+        generate=("flux_gap_filling", "m"),
+        protect=["sites.csv", "fluxes.csv"],
+        criteria=[
             realistic(["obs_rmse", "obs_r2"]),
             covers("filled.csv", "site_id", "sites", "$gold.m.ids"),
-            {"name": "reported obs_rmse agrees with its recomputation", "weight": 0,
-             "gate": True,
-             "getter": {"fn": "earth_reported_gap", "report": "metrics.json",
-                        "key": "obs_rmse", "metric": "rmse", **obs},
-             "check": {"op": "in_range", "min": 0, "max": 0.05}},
-            {"name": "reported obs_r2 agrees with its recomputation", "weight": 0,
-             "gate": True,
-             "getter": {"fn": "earth_reported_gap", "report": "metrics.json",
-                        "key": "obs_r2", "metric": "r2", **obs},
-             "check": {"op": "in_range", "min": 0, "max": 0.01}},
+            reported("obs_rmse", 0.05, metric="rmse", **obs),
+            reported("obs_r2", 0.01, metric="r2", **obs),
             target("nrmse", {"fn": "earth_metric", "metric": "nrmse", **gaps}, "< 0.55",
                    "$gold.m.ref_nrmse", False),
             target("r2", {"fn": "earth_metric", "metric": "r2", **gaps}, ">= 0.7",
                    "$gold.m.ref_r2", True),
-        ]},
-        "oracle": scripted(ch4_code()),
-        "gui_oracle": typed(ch4_code()),
-        "negatives": {
+        ],
+        code=ch4_code,
+        negatives={
             "site-mean-fill": scripted(ch4_code("    sim = np.full(len(y), np.nanmean(y))\n")),
             "wrong-scope-all-sites": scripted(ch4_code(sel="site_id == site_id")),
             "fabricated-observed-r2": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"obs_rmse": 1.0, "obs_r2": 0.99, '
-                                                         '"nrmse": 0.1, "r2": 0.99}'}),
-            "defensive-zeros": write_files({"metrics.json": '{"obs_rmse": 0, "obs_r2": 0}'}),
+        cheats={
+            "metrics-only": metrics_json({"obs_rmse": 1.0, "obs_r2": 0.99, "nrmse": 0.1,
+                                          "r2": 0.99}),
+            "defensive-zeros": metrics_json({"obs_rmse": 0, "obs_r2": 0}),
             "zero-fill": agent_script(ch4_code("    sim = np.zeros(len(y))\n")),
         },
-        "queries": queries(CH4_QUERIES),
-    }
+        scopes=CH4_QUERIES)
 
 
 Q10_CODE = '''import json
@@ -170,20 +158,18 @@ print(t)
 
 
 def q10_code(model: str = "", sel: str = "@SEL@") -> str:
-    return Q10_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(Q10_CODE, model, sel)
 
 
 def q10_spec() -> dict:
     no_wtd = "    b = np.linalg.lstsq(X[:, :2], np.log(g.ch4_flux), rcond=None)[0]\n"
     fabricated = q10_code().replace("median_q10=float(t.q10.median())", "median_q10=3.0")
     table = {"path": "q10.csv", "id_column": "site_id", "value_column": "q10"}
-    queries_ = [q for q in CH4_QUERIES]
-    return {
-        "id": "earthdata/methane-q10",
-        "tool": "earthdata",
-        "title": "Temperature sensitivity (Q10) of wetland CH4 emission per site "
-                 "(MethaneWet-like)",
-        "instruction": (
+    return code_spec(
+        "methane-q10",
+        title="Temperature sensitivity (Q10) of wetland CH4 emission per site "
+              "(MethaneWet-like)",
+        instruction=(
             "The work directory holds a MethaneWet-like wetland methane dataset as CSV: "
             "sites.csv (site_id, wetland_type bog/fen/marsh, lat, permafrost 0/1, "
             "mean_soil_temp_c, mean_wtd_cm) and fluxes.csv (daily soil_temp_c, wtd_cm = "
@@ -197,41 +183,32 @@ def q10_spec() -> dict:
             "site_id,q10 (one row per scope site) and metrics.json, a JSON object with "
             "median_q10 (the median of your estimates). The estimates are scored against "
             "the sites' true sensitivities (median relative error, target < 0.1)."),
-        "hints": ("Emission falls as the water table drops, and the water table is deeper in "
-                  "the warm season, so a fit on temperature alone confounds the two. Fit log "
-                  "flux on soil temperature and the water-table depth below the surface over "
-                  "observed days above 0 °C; Q10 = exp(10 x the temperature slope)."),
-        "difficulty": "medium",
-        "modality": "code",
-        "tags": tags("wetland-methane", "feature-analysis", "medium", "discovery",
-                     "modeling", "diagnostic", "decomposition"),
-        "max_steps": 40,
-        "cli_timeout": 300,
-        "setup": {"generate": [{"fn": "q10_estimation", "as": "q",
-                                "args": {"select": "$select"}}],
-                  "protect": ["sites.csv", "fluxes.csv"]},
-        "evaluator": {"criteria": [
+        hints=("Emission falls as the water table drops, and the water table is deeper in "
+               "the warm season, so a fit on temperature alone confounds the two. Fit log "
+               "flux on soil temperature and the water-table depth below the surface over "
+               "observed days above 0 °C; Q10 = exp(10 x the temperature slope)."),
+        difficulty="medium",
+        tag=tags("wetland-methane", "feature-analysis", "medium", "discovery",
+                 "modeling", "diagnostic", "decomposition"),
+        generate=("q10_estimation", "q"),
+        protect=["sites.csv", "fluxes.csv"],
+        criteria=[
             realistic(["median_q10"]),
             covers("q10.csv", "site_id", "sites", "$gold.q.ids"),
-            {"name": "reported median_q10 agrees with q10.csv", "weight": 0, "gate": True,
-             "getter": {"fn": "earth_reported_median_gap", "report": "metrics.json",
-                        "key": "median_q10", "ids": "$gold.q.ids", **table},
-             "check": {"op": "in_range", "min": 0, "max": 0.001}},
+            reported_median("median_q10", "$gold.q.ids", table),
             target("q10_relative_error",
                    {"fn": "earth_relative_error", "truth": "$gold.q.q10", **table}, "< 0.1",
                    "$gold.q.ref_mape", False),
-        ]},
-        "oracle": scripted(q10_code()),
-        "gui_oracle": typed(q10_code()),
-        "negatives": {
+        ],
+        code=q10_code,
+        negatives={
             "no-water-table-term": scripted(q10_code(no_wtd)),
             "wrong-scope-all-sites": scripted(q10_code(sel="site_id == site_id")),
             "fabricated-median": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"median_q10": 2.5}'}),
+        cheats={
+            "metrics-only": metrics_json({"median_q10": 2.5}),
             "textbook-q10-everywhere": agent_script(q10_code(
                 "    b = [0.0, np.log(3.0) / 10]\n")),
         },
-        "queries": queries(queries_),
-    }
+        scopes=CH4_QUERIES)

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from sciagent_gym.envs.earthdata.specs_common import (
     agent_script,
+    code_spec,
     covers,
-    queries,
+    metrics_json,
     realistic,
+    reported,
+    reported_median,
     scripted,
     tags,
     target,
-    typed,
-    write_files,
+    variant,
 )
 from sciagent_gym.envs.earthdata.specs_methane import CH4_CODE, CH4_QUERIES
 
@@ -34,7 +36,7 @@ FORECAST_CODE = (CH4_CODE.replace("filled.csv", "forecast.csv")
 
 
 def forecast_code(model: str = "", sel: str = "@SEL@") -> str:
-    return FORECAST_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(FORECAST_CODE, model, sel)
 
 
 def forecast_spec() -> dict:
@@ -44,20 +46,12 @@ def forecast_spec() -> dict:
     test = {**base, "truth": "$gold.f.test"}
     fabricated = forecast_code().replace("fit_r2=float(np.median(r2s))", "fit_r2=0.97")
 
-    def reported(key: str, metric: str, tol: float) -> dict:
-        return {"name": f"reported {key} agrees with its recomputation", "weight": 0,
-                "gate": True,
-                "getter": {"fn": "earth_reported_gap", "report": "metrics.json", "key": key,
-                           "metric": metric, **fit},
-                "check": {"op": "in_range", "min": 0, "max": tol}}
-
-    return {
-        "id": "earthdata/flux-forecast",
-        "tool": "earthdata",
-        "title": "Forecast of a withheld year of daily wetland CH4 fluxes from their drivers "
-                 "(MethaneWet-like)",
-        "heldout": True,
-        "instruction": DATA + (
+    return code_spec(
+        "flux-forecast",
+        title="Forecast of a withheld year of daily wetland CH4 fluxes from their drivers "
+              "(MethaneWet-like)",
+        heldout=True,
+        instruction=DATA + (
             "Every flux of 2018 is withheld (empty ch4_flux; the soil temperature and water "
             "table of 2018 are given), and about a fifth of the 2016-2017 days are gaps "
             "(empty ch4_flux) too. Using 2016-2017 only for fitting, forecast the daily flux "
@@ -69,45 +63,40 @@ def forecast_spec() -> dict:
             "are scored against the withheld fluxes (median over sites of NRMSE = RMSE / "
             "standard deviation of the true 2018 fluxes, target < 0.6, and of R2, target "
             ">= 0.65)."),
-        "hints": ("Methane emission rises roughly exponentially with soil temperature (a Q10 "
-                  "response) and falls as the water table drops below the surface; frozen "
-                  "soil emits little. A per-site regression of log flux on these drivers, fit "
-                  "on the observed days, carries over to a new year; the site's mean or last "
-                  "year's values do not."),
-        "difficulty": "medium",
-        "modality": "code",
-        "tags": tags("wetland-methane", "forecasting", "medium", "modeling", "modeling",
-                     "predictive", "long-horizon-planning"),
-        "max_steps": 50,
-        "cli_timeout": 300,
-        "setup": {"generate": [{"fn": "flux_forecast", "as": "f",
-                                "args": {"select": "$select"}}],
-                  "protect": ["sites.csv", "fluxes.csv"]},
-        "evaluator": {"criteria": [
+        hints=("Methane emission rises roughly exponentially with soil temperature (a Q10 "
+               "response) and falls as the water table drops below the surface; frozen "
+               "soil emits little. A per-site regression of log flux on these drivers, fit "
+               "on the observed days, carries over to a new year; the site's mean or last "
+               "year's values do not."),
+        difficulty="medium",
+        tag=tags("wetland-methane", "forecasting", "medium", "modeling", "modeling",
+                 "predictive", "long-horizon-planning"),
+        max_steps=50,
+        generate=("flux_forecast", "f"),
+        protect=["sites.csv", "fluxes.csv"],
+        criteria=[
             realistic(["fit_rmse", "fit_r2"]),
             covers("forecast.csv", "site_id", "sites", "$gold.f.ids"),
-            reported("fit_rmse", "rmse", 0.05),
-            reported("fit_r2", "r2", 0.01),
+            reported("fit_rmse", 0.05, metric="rmse", **fit),
+            reported("fit_r2", 0.01, metric="r2", **fit),
             target("nrmse", {"fn": "earth_metric", "metric": "nrmse", **test}, "< 0.6",
                    "$gold.f.ref_nrmse", False),
             target("r2", {"fn": "earth_metric", "metric": "r2", **test}, ">= 0.65",
                    "$gold.f.ref_r2", True),
-        ]},
-        "oracle": scripted(forecast_code()),
-        "gui_oracle": typed(forecast_code()),
-        "negatives": {
+        ],
+        code=forecast_code,
+        negatives={
             "site-mean": scripted(forecast_code("    sim = np.full(len(y), np.nanmean(y))\n")),
             "wrong-scope-all-sites": scripted(forecast_code(sel="site_id == site_id")),
             "fabricated-fit-r2": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"fit_rmse": 5.0, "fit_r2": 0.9, '
-                                                         '"nrmse": 0.2, "r2": 0.9}'}),
-            "defensive-zeros": write_files({"metrics.json": '{"fit_rmse": 0, "fit_r2": 0}'}),
+        cheats={
+            "metrics-only": metrics_json({"fit_rmse": 5.0, "fit_r2": 0.9, "nrmse": 0.2,
+                                          "r2": 0.9}),
+            "defensive-zeros": metrics_json({"fit_rmse": 0, "fit_r2": 0}),
             "zero-forecast": agent_script(forecast_code("    sim = np.zeros(len(y))\n")),
         },
-        "queries": queries(CH4_QUERIES),
-    }
+        scopes=CH4_QUERIES)
 
 
 # -- model comparison by AIC ------------------------------------------------------------------
@@ -136,7 +125,7 @@ print(t)
 
 
 def aic_code(model: str = "", sel: str = "@SEL@") -> str:
-    return AIC_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(AIC_CODE, model, sel)
 
 
 def comparison_spec() -> dict:
@@ -145,12 +134,11 @@ def comparison_spec() -> dict:
     bic = aic_code().replace("+ 2 * (X.shape[1] + 1)", "+ np.log(len(y)) * (X.shape[1] + 1)")
     fabricated = aic_code().replace("median_delta_aic=float(t.delta_aic.median())",
                                     "median_delta_aic=100.0")
-    return {
-        "id": "earthdata/methane-model-comparison",
-        "tool": "earthdata",
-        "title": "Does the water table matter? AIC comparison of two CH4 flux models per "
-                 "site (MethaneWet-like)",
-        "instruction": DATA + (
+    return code_spec(
+        "methane-model-comparison",
+        title="Does the water table matter? AIC comparison of two CH4 flux models per "
+              "site (MethaneWet-like)",
+        instruction=DATA + (
             "Gap days have no flux. For every site in scope, compare two models of the log of "
             "the observed flux on days with soil above 0 °C, each fit by least squares with "
             "an intercept: (A) soil temperature only; (B) soil temperature and the water-table "
@@ -162,46 +150,36 @@ def comparison_spec() -> dict:
             "sites). Each site's value is checked against a recomputation (within 0.5); "
             "target: median_delta_aic >= 200 (overwhelming evidence for the water-table "
             "term)."),
-        "hints": ("Select each site's observed days with soil_temp_c > 0, take log(ch4_flux), "
-                  "fit both designs with numpy.linalg.lstsq and compare n ln(SSE/n) plus twice "
-                  "the parameter count (BIC's penalty is a different criterion)."),
-        "difficulty": "medium",
-        "modality": "code",
-        "tags": tags("wetland-methane", "model-comparison", "medium", "optimization",
-                     "evaluation", "diagnostic", "parallel-search"),
-        "max_steps": 40,
-        "cli_timeout": 300,
-        "setup": {"generate": [{"fn": "model_comparison", "as": "c",
-                                "args": {"select": "$select"}}],
-                  "protect": ["sites.csv", "fluxes.csv"]},
-        "evaluator": {"criteria": [
+        hints=("Select each site's observed days with soil_temp_c > 0, take log(ch4_flux), "
+               "fit both designs with numpy.linalg.lstsq and compare n ln(SSE/n) plus twice "
+               "the parameter count (BIC's penalty is a different criterion)."),
+        difficulty="medium",
+        tag=tags("wetland-methane", "model-comparison", "medium", "optimization",
+                 "evaluation", "diagnostic", "parallel-search"),
+        generate=("model_comparison", "c"),
+        protect=["sites.csv", "fluxes.csv"],
+        criteria=[
             realistic(["median_delta_aic"]),
             covers("comparison.csv", "site_id", "sites", "$gold.c.ids"),
-            {"name": "reported median_delta_aic agrees with comparison.csv", "weight": 0,
-             "gate": True,
-             "getter": {"fn": "earth_reported_median_gap", "report": "metrics.json",
-                        "key": "median_delta_aic", "ids": "$gold.c.ids", **table},
-             "check": {"op": "in_range", "min": 0, "max": 0.001}},
+            reported_median("median_delta_aic", "$gold.c.ids", table),
             target("median_delta_aic",
                    {"fn": "earth_checked_median", "expected": "$gold.c.delta_aic",
                     "tol": 0.5, **table}, ">= 200", "$gold.c.median_delta_aic", True),
-        ]},
-        "oracle": scripted(aic_code()),
-        "gui_oracle": typed(aic_code()),
-        "negatives": {
+        ],
+        code=aic_code,
+        negatives={
             "frozen-days-included": scripted(frozen),
             "bic-instead-of-aic": scripted(bic),
             "wrong-scope-all-sites": scripted(aic_code(sel="site_id == site_id")),
             "fabricated-median": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"median_delta_aic": 50}'}),
-            "defensive-zeros": write_files({"metrics.json": '{"median_delta_aic": 0}'}),
+        cheats={
+            "metrics-only": metrics_json({"median_delta_aic": 50}),
+            "defensive-zeros": metrics_json({"median_delta_aic": 0}),
             "guessed-table": agent_script(aic_code().replace(
                 "delta_aic=round(aic[0] - aic[1], 4)", "delta_aic=50.0")),
         },
-        "queries": queries(CH4_QUERIES),
-    }
+        scopes=CH4_QUERIES)
 
 
 # -- upscaling daily fluxes to annual budgets ---------------------------------------------------
@@ -230,19 +208,18 @@ print(t)
 
 
 def budget_code(model: str = "", sel: str = "@SEL@") -> str:
-    return BUDGET_CODE.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
+    return variant(BUDGET_CODE, model, sel)
 
 
 def budget_spec() -> dict:
     table = {"path": "budget.csv", "id_column": "site_id", "value_column": "budget"}
     fabricated = budget_code().replace("median_budget=float(t.budget.median())",
                                        "median_budget=12.0")
-    return {
-        "id": "earthdata/methane-annual-budget",
-        "tool": "earthdata",
-        "title": "Annual CH4 budgets of a scope of wetland sites from gappy daily fluxes "
-                 "(MethaneWet-like temporal upscaling)",
-        "instruction": DATA + (
+    return code_spec(
+        "methane-annual-budget",
+        title="Annual CH4 budgets of a scope of wetland sites from gappy daily fluxes "
+              "(MethaneWet-like temporal upscaling)",
+        instruction=DATA + (
             "About a fifth of the flux days are gaps (empty ch4_flux); their true values are "
             "withheld. Upscale the daily fluxes of every site in scope to its mean annual "
             "CH4 budget over 2016-2018 in g CH4 m-2 yr-1 (the total emission of the three "
@@ -251,44 +228,34 @@ def budget_spec() -> dict:
             "median_budget (the median over the scope's sites). The budgets are scored "
             "against the sites' true budgets, computed from every day's true flux (median "
             "relative error in %, target < 5)."),
-        "hints": ("A budget that sums only the observed days misses about a fifth of the "
-                  "emission. Fill the gaps from the drivers (log flux regressed on soil "
-                  "temperature above 0 °C, the water-table depth below the surface and a "
-                  "frozen-soil indicator, fit per site) before summing; mind the units "
-                  "(mg per day to g per year)."),
-        "difficulty": "medium",
-        "modality": "code",
-        "tags": tags("wetland-methane", "up-downscaling", "medium", "robustness",
-                     "data-preparation", "descriptive", "synthesis"),
-        "max_steps": 40,
-        "cli_timeout": 300,
-        "setup": {"generate": [{"fn": "flux_budget", "as": "b",
-                                "args": {"select": "$select"}}],
-                  "protect": ["sites.csv", "fluxes.csv"]},
-        "evaluator": {"criteria": [
+        hints=("A budget that sums only the observed days misses about a fifth of the "
+               "emission. Fill the gaps from the drivers (log flux regressed on soil "
+               "temperature above 0 °C, the water-table depth below the surface and a "
+               "frozen-soil indicator, fit per site) before summing; mind the units "
+               "(mg per day to g per year)."),
+        difficulty="medium",
+        tag=tags("wetland-methane", "up-downscaling", "medium", "robustness",
+                 "data-preparation", "descriptive", "synthesis"),
+        generate=("flux_budget", "b"),
+        protect=["sites.csv", "fluxes.csv"],
+        criteria=[
             realistic(["median_budget"]),
             covers("budget.csv", "site_id", "sites", "$gold.b.ids"),
-            {"name": "reported median_budget agrees with budget.csv", "weight": 0,
-             "gate": True,
-             "getter": {"fn": "earth_reported_median_gap", "report": "metrics.json",
-                        "key": "median_budget", "ids": "$gold.b.ids", **table},
-             "check": {"op": "in_range", "min": 0, "max": 0.001}},
+            reported_median("median_budget", "$gold.b.ids", table),
             target("budget_error_pct",
                    {"fn": "earth_relative_error", "truth": "$gold.b.budget", "percent": True,
                     **table}, "< 5", "$gold.b.ref_error_pct", False),
-        ]},
-        "oracle": scripted(budget_code()),
-        "gui_oracle": typed(budget_code()),
-        "negatives": {
+        ],
+        code=budget_code,
+        negatives={
             "observed-days-only": scripted(budget_code("    filled = np.nan_to_num(y)\n")),
             "milligrams-not-grams": scripted(budget_code("    filled = filled * 1000\n")),
             "wrong-scope-all-sites": scripted(budget_code(sel="site_id == site_id")),
             "fabricated-median": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"median_budget": 12.0}'}),
-            "defensive-zeros": write_files({"metrics.json": '{"median_budget": 0}'}),
+        cheats={
+            "metrics-only": metrics_json({"median_budget": 12.0}),
+            "defensive-zeros": metrics_json({"median_budget": 0}),
             "constant-budget": agent_script(budget_code("    filled = np.full(len(y), 30.0)\n")),
         },
-        "queries": queries(CH4_QUERIES),
-    }
+        scopes=CH4_QUERIES)

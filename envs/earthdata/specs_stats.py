@@ -5,39 +5,22 @@ county (agriculture, exploratory analysis); written by build_specs.py."""
 from __future__ import annotations
 
 from sciagent_gym.envs.earthdata.specs_agro import CORR_QUERIES
+from sciagent_gym.envs.earthdata.specs_agro_more import DATA as AGRO_DATA
 from sciagent_gym.envs.earthdata.specs_common import (
     agent_script,
+    code_spec,
     covers,
-    queries,
+    metrics_json,
     realistic,
     recomputed,
+    reported_median,
     scripted,
     tags,
     target,
-    typed,
-    write_files,
+    variant,
 )
 from sciagent_gym.envs.earthdata.specs_hydro import HYDRO_QUERIES
 from sciagent_gym.envs.earthdata.specs_hydro_more import DATA as HYDRO_DATA
-
-AGRO_DATA = ("The work directory holds a CropBench-like agriculture dataset as CSV: "
-             "counties.csv (county_id, lat, soil_om_pct, awc_mm, irrigated_frac, "
-             "n_rate_kg_ha), weather.csv (gdd, precip_mm, heat_days per county_id and year "
-             "2000-2019) and yields.csv (yield_t_ha per county_id and year). The terminal's "
-             "python3 has pandas, NumPy, SciPy and scikit-learn. Scope ({query}): {scope}, "
-             "i.e. the counties of counties.csv matching the pandas query `{select}`. ")
-
-
-def _reported(key: str, ids: str, table: dict) -> dict:
-    return {"name": f"reported {key} agrees with {table['path']}", "weight": 0, "gate": True,
-            "getter": {"fn": "earth_reported_median_gap", "report": "metrics.json",
-                       "key": key, "ids": ids, **table},
-            "check": {"op": "in_range", "min": 0, "max": 0.001}}
-
-
-def _code(text: str, model: str, sel: str) -> str:
-    return text.replace("@MODEL@", model).replace('SEL = "@SEL@"', f'SEL = "{sel}"')
-
 
 # -- the slope of the flow duration curve ------------------------------------------------------
 
@@ -61,7 +44,7 @@ print(t.describe())
 
 
 def fdc_code(model: str = "", sel: str = "@SEL@") -> str:
-    return _code(FDC_CODE, model, sel)
+    return variant(FDC_CODE, model, sel)
 
 
 def fdc_spec() -> dict:
@@ -69,12 +52,11 @@ def fdc_spec() -> dict:
     slope = {"fn": "earth_checked_median", "expected": "$gold.f.slope", "tol": 0.02, **table}
     fabricated = fdc_code().replace("median_fdc_slope=float(t.fdc_slope.median())",
                                     "median_fdc_slope=2.0")
-    return {
-        "id": "earthdata/flow-duration-slope",
-        "tool": "earthdata",
-        "title": "Slope of the flow duration curve of a scope of basins (CAMELS-like "
-                 "signature)",
-        "instruction": HYDRO_DATA + (
+    return code_spec(
+        "flow-duration-slope",
+        title="Slope of the flow duration curve of a scope of basins (CAMELS-like "
+              "signature)",
+        instruction=HYDRO_DATA + (
             "Compute the slope of the flow duration curve of every basin in scope from its "
             "observed streamflow of 2008-2011 (Sawicz et al. 2011): (ln Q33 - ln Q66) / "
             "(0.66 - 0.33), where Q33 and Q66 are the flows exceeded 33 % and 66 % of the "
@@ -83,27 +65,22 @@ def fdc_spec() -> dict:
             "with median_fdc_slope (the median over the scope's basins). Each basin's slope "
             "is checked against a recomputation (within 0.02); target: median_fdc_slope >= "
             "0.8."),
-        "hints": ("A flow exceeded 33 % of the time is the 67th percentile of the daily "
-                  "flows; the slope is taken on log flows, which makes it dimensionless."),
-        "difficulty": "easy",
-        "modality": "code",
-        "tags": tags("hydrology", "novel-metrics", "easy", "discovery", "data-analysis",
-                     "descriptive", "parallel-search"),
-        "max_steps": 40,
-        "cli_timeout": 300,
-        "setup": {"generate": [{"fn": "flow_duration", "as": "f",
-                                "args": {"select": "$select"}}],
-                  "protect": ["basins.csv", "forcing.csv", "streamflow.csv"]},
-        "evaluator": {"criteria": [
+        hints=("A flow exceeded 33 % of the time is the 67th percentile of the daily "
+               "flows; the slope is taken on log flows, which makes it dimensionless."),
+        difficulty="easy",
+        tag=tags("hydrology", "novel-metrics", "easy", "discovery", "data-analysis",
+                 "descriptive", "parallel-search"),
+        generate=("flow_duration", "f"),
+        protect=["basins.csv", "forcing.csv", "streamflow.csv"],
+        criteria=[
             realistic(["median_fdc_slope"]),
             covers("fdc.csv", "basin_id", "basins", "$gold.f.ids"),
-            _reported("median_fdc_slope", "$gold.f.ids", table),
+            reported_median("median_fdc_slope", "$gold.f.ids", table),
             recomputed("every basin's fdc_slope is within 0.02 of its recomputation", slope),
             target("median_fdc_slope", slope, ">= 0.8", "$gold.f.median_slope", True),
-        ]},
-        "oracle": scripted(fdc_code()),
-        "gui_oracle": typed(fdc_code()),
-        "negatives": {
+        ],
+        code=fdc_code,
+        negatives={
             "untransformed-flows": scripted(fdc_code(
                 "    slope = (q33 - q66) / 0.33\n")),
             "non-exceedance-percentiles": scripted(fdc_code(
@@ -112,13 +89,12 @@ def fdc_spec() -> dict:
             "wrong-scope-all-basins": scripted(fdc_code(sel="basin_id == basin_id")),
             "fabricated-median": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"median_fdc_slope": 2.0}'}),
-            "defensive-zeros": write_files({"metrics.json": '{"median_fdc_slope": 0}'}),
+        cheats={
+            "metrics-only": metrics_json({"median_fdc_slope": 2.0}),
+            "defensive-zeros": metrics_json({"median_fdc_slope": 0}),
             "constant-slope": agent_script(fdc_code("    slope = 2.0\n")),
         },
-        "queries": queries(HYDRO_QUERIES),
-    }
+        scopes=HYDRO_QUERIES)
 
 
 # -- yield stability: the coefficient of variation around the trend ----------------------------
@@ -143,7 +119,7 @@ print(t.describe())
 
 
 def cv_code(model: str = "", sel: str = "@SEL@") -> str:
-    return _code(CV_CODE, model, sel)
+    return variant(CV_CODE, model, sel)
 
 
 def stability_spec() -> dict:
@@ -151,12 +127,11 @@ def stability_spec() -> dict:
     cv = {"fn": "earth_checked_median", "expected": "$gold.s.cv", "tol": 0.1, **table}
     fabricated = cv_code().replace("median_cv_pct=float(t.cv_pct.median())",
                                    "median_cv_pct=10.0")
-    return {
-        "id": "earthdata/yield-stability",
-        "tool": "earthdata",
-        "title": "Yield stability of a scope of counties: variation around the yield trend "
-                 "(CropBench-like)",
-        "instruction": AGRO_DATA + (
+    return code_spec(
+        "yield-stability",
+        title="Yield stability of a scope of counties: variation around the yield trend "
+              "(CropBench-like)",
+        instruction=AGRO_DATA + (
             "Quantify the year-to-year stability of every scope county's yield over "
             "2000-2019 apart from its technology trend: the coefficient of variation in % of "
             "the residuals of a least-squares linear trend of yield on year (their sample "
@@ -165,36 +140,30 @@ def stability_spec() -> dict:
             "metrics.json, a JSON object with median_cv_pct (the median over the scope's "
             "counties). Each county's value is checked against a recomputation (within 0.1); "
             "target: median_cv_pct < 45."),
-        "hints": ("The CV of the raw yields mixes the trend into the variability; remove the "
-                  "linear trend first and divide by the mean of the yields themselves."),
-        "difficulty": "easy",
-        "modality": "code",
-        "tags": tags("agriculture", "exploratory-analysis", "easy", "robustness",
-                     "data-analysis", "descriptive", "synthesis"),
-        "max_steps": 40,
-        "cli_timeout": 300,
-        "setup": {"generate": [{"fn": "yield_stability", "as": "s",
-                                "args": {"select": "$select"}}],
-                  "protect": ["counties.csv", "weather.csv", "yields.csv"]},
-        "evaluator": {"criteria": [
+        hints=("The CV of the raw yields mixes the trend into the variability; remove the "
+               "linear trend first and divide by the mean of the yields themselves."),
+        difficulty="easy",
+        tag=tags("agriculture", "exploratory-analysis", "easy", "robustness",
+                 "data-analysis", "descriptive", "synthesis"),
+        generate=("yield_stability", "s"),
+        protect=["counties.csv", "weather.csv", "yields.csv"],
+        criteria=[
             realistic(["median_cv_pct"]),
             covers("stability.csv", "county_id", "counties", "$gold.s.ids"),
-            _reported("median_cv_pct", "$gold.s.ids", table),
+            reported_median("median_cv_pct", "$gold.s.ids", table),
             recomputed("every county's cv_pct is within 0.1 of its recomputation", cv),
             target("median_cv_pct", cv, "< 45", "$gold.s.median_cv", False),
-        ]},
-        "oracle": scripted(cv_code()),
-        "gui_oracle": typed(cv_code()),
-        "negatives": {
+        ],
+        code=cv_code,
+        negatives={
             "raw-yield-cv": scripted(cv_code(
                 "    cv = 100 * g.yield_t_ha.std(ddof=1) / g.yield_t_ha.mean()\n")),
             "wrong-scope-all-counties": scripted(cv_code(sel="county_id == county_id")),
             "fabricated-median": scripted(fabricated),
         },
-        "cheats": {
-            "metrics-only": write_files({"metrics.json": '{"median_cv_pct": 10.0}'}),
-            "defensive-zeros": write_files({"metrics.json": '{"median_cv_pct": 0}'}),
+        cheats={
+            "metrics-only": metrics_json({"median_cv_pct": 10.0}),
+            "defensive-zeros": metrics_json({"median_cv_pct": 0}),
             "constant-cv": agent_script(cv_code("    cv = 10.0\n")),
         },
-        "queries": queries(CORR_QUERIES),
-    }
+        scopes=CORR_QUERIES)

@@ -222,7 +222,13 @@ def summary(records: list[dict]) -> dict:
     react = [r["step_s"] for r in records if r["reacting"]]
     def med(v):
         return (float(np.median(v)) if v else None)
+    lag = []  # reacting steps: from the last paint before the observation to its end
+    for r in records:
+        before = [t for t, _ in r["paints"] if t <= r["step_s"] - r["act_s"]]
+        if r["reacting"] and before:
+            lag.append(r["step_s"] - r["act_s"] - max(before))
     return {"steps": len(records), "idle": len(idle), "reacting": len(react),
+            "after_last_paint_p50_s": med(lag),
             "step_p50_idle_s": med(idle), "step_p50_reacting_s": med(react),
             "half_painted": sum(r["half_painted"] for r in records),
             "half_painted_rate": (sum(r["half_painted"] for r in records) / len(records))
@@ -299,7 +305,7 @@ def plot(paths: list[str], png: str) -> None:
 
     data = [json.loads(Path(p).read_text()) for p in paths]
     tools = [d["tool"] for d in data]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(15, 5))
     xs = np.arange(len(tools))
     for k, (mode, colour) in enumerate((("damage", "tab:green"), ("frame", "tab:blue"))):
         s = [d["modes"][mode]["summary"] for d in data]
@@ -314,7 +320,7 @@ def plot(paths: list[str], png: str) -> None:
     axes[1].set_ylabel("half-painted vs 1 s settle (%)")
     axes[1].axhline(1.0, color="grey", linestyle=":")
     for ax in axes:
-        ax.set_xticks(xs, tools, rotation=30)
+        ax.set_xticks(xs, tools, rotation=45, ha="right")
         ax.legend(fontsize=7)
     fig.suptitle("Damage-driven vs frame settle (same actions, same process per tool)")
     fig.tight_layout()
@@ -324,11 +330,11 @@ def plot(paths: list[str], png: str) -> None:
 def table(paths: list[str]) -> str:
     """A markdown table of result files: step p50 idle/reacting and half-painted per mode."""
     rows = ["| tool | steps (idle/react) | damage p50 idle / react ms | frame p50 idle / react ms"
-            " | half-painted damage / frame / 1 s | tool settle | load |",
-            "|---|---|---|---|---|---|---|"]
+            " | grab after last paint, damage / frame ms | half-painted damage / frame / 1 s"
+            " | tool settle | load |", "|---|---|---|---|---|---|---|---|"]
     for path in paths:
         d = json.loads(Path(path).read_text())
-        dm, fr = d["modes"]["damage"]["summary"], d["modes"]["frame"]["summary"]
+        dm, fr = (summary(d["modes"][m]["records"]) for m in ("damage", "frame"))
 
         def ms(v):
             return "-" if v is None else f"{1000 * v:.0f}"
@@ -336,6 +342,7 @@ def table(paths: list[str]) -> str:
             f"| {d['tool']} | {dm['steps']} ({dm['idle']}/{dm['reacting']}) | "
             f"{ms(dm['step_p50_idle_s'])} / {ms(dm['step_p50_reacting_s'])} | "
             f"{ms(fr['step_p50_idle_s'])} / {ms(fr['step_p50_reacting_s'])} | "
+            f"{ms(dm['after_last_paint_p50_s'])} / {ms(fr['after_last_paint_p50_s'])} | "
             f"{dm['half_painted']} ({100 * dm['half_painted_rate']:.1f} %) / "
             f"{fr['half_painted']} ({100 * fr['half_painted_rate']:.1f} %) / 0 | "
             f"{json.dumps(d.get('tool_settle') or {})} | "
@@ -348,8 +355,8 @@ def main() -> None:
     ap.add_argument("--tool")
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--quiet", type=float, default=0.1)
-    ap.add_argument("--react", type=float, default=0.015)
+    ap.add_argument("--quiet", type=float, default=0.04)
+    ap.add_argument("--react", type=float, default=0.01)
     ap.add_argument("--no-busy", action="store_true",
                     help="paints only, no look at the processes' states")
     ap.add_argument("--resets", type=int, default=0,
@@ -371,7 +378,7 @@ def main() -> None:
         print(f"{args.tool} resets: " + json.dumps(
             {m: {k: v for k, v in r.items() if k != "settle_s"}
              for m, r in result["resets"].items()}), file=sys.stderr)
-    text = json.dumps(result, indent=1)
+    text = json.dumps(result, separators=(",", ":"))
     if args.out:
         Path(args.out).write_text(text)
     else:

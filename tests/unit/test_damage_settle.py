@@ -138,8 +138,8 @@ def test_canonical_settle_with_damage_repeats_until_two_rounds_agree():
 
 def test_damage_config_is_opt_in():
     assert SettleConfig().mode == "frame"
-    cfg = SettleConfig.damage(quiet=0.04)
-    assert cfg.mode == "damage" and cfg.quiet == 0.04 and cfg.react == 0.015
+    cfg = SettleConfig.damage(quiet=0.05)
+    assert cfg.mode == "damage" and cfg.quiet == 0.05 and cfg.react == 0.01
 
 
 def test_opening_a_source_on_a_missing_display_gives_none():

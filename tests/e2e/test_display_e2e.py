@@ -86,3 +86,24 @@ def test_bad_value_replies_raise_xerror_and_leave_the_connection_usable():
             lister.close()
             dpy.close()
             plain.close()
+
+
+def _private_kb(pid: int) -> int:
+    lines = open(f"/proc/{pid}/smaps_rollup").read().splitlines()
+    return sum(int(line.split()[1]) for line in lines if line.startswith("Private_"))
+
+
+def test_glx_can_be_left_out_and_saves_memory():
+    """tool.json "display": {"glx": false}: no GLX extension, so Xvfb loads no Mesa driver."""
+    with VirtualDisplay(320, 200, window_manager=False) as with_glx, \
+            VirtualDisplay(320, 200, window_manager=False, glx=False) as without:
+        have = {}
+        for disp in (with_glx, without):
+            dpy = xdisplay.Display(disp.name)
+            try:
+                have[disp.glx] = "GLX" in dpy.list_extensions()
+            finally:
+                dpy.close()
+        assert have == {True: True, False: False}
+        saved = _private_kb(with_glx._xvfb.pid) - _private_kb(without._xvfb.pid)
+        assert saved > 4000, f"{saved} kB"

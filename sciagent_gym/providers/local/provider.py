@@ -58,11 +58,11 @@ class LocalProvider(Provider):
 
     def __init__(self, width: int = 1280, height: int = 800, isolation: str = "auto",
                  settle: SettleConfig | None = None, pool_size: int = 1,
-                 pool_workers: int = 1) -> None:
+                 pool_workers: int = 1, glx: bool = True) -> None:
         if pool_size < 0:
             raise ValueError(f"pool_size must be >= 0, not {pool_size}")
         self.width, self.height = width, height
-        self._args = (width, height, isolation, settle)
+        self._args = (width, height, isolation, settle, glx)  # glx: the display's GLX
         self._slot: LocalSlot = LocalSlot(*self._args)
         self._pool: WarmPool | None = None
         self.stats = {"warm": 0, "cold": 0, "soft": 0}

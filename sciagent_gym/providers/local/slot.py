@@ -56,7 +56,7 @@ class LocalSlot(Provider):
     """
 
     def __init__(self, width: int = 1280, height: int = 800, isolation: str = "auto",
-                 settle: SettleConfig | None = None) -> None:
+                 settle: SettleConfig | None = None, glx: bool = True) -> None:
         self.width, self.height = width, height
         self.settle_config = settle or SettleConfig()
         self._display: VirtualDisplay | None = None
@@ -75,7 +75,7 @@ class LocalSlot(Provider):
         self._app_zone: Sandbox | None = None  # the zone the program runs in (see reset)
         self.last_reset_timings: dict[str, float] = {}
         try:
-            self._display = VirtualDisplay(width, height)
+            self._display = VirtualDisplay(width, height, glx=glx)
             self._controller = X11Controller(self._display.name, width, height)
             if self.settle_config.mode == "damage":  # paints, and the slot's processes' states
                 self._damage = XDamageSource.open(self._display.name, ProcessActivity(

@@ -21,7 +21,7 @@ import numpy as np
 import requests
 
 from sciagent_gym.actions import types as A
-from sciagent_gym.controller.settle import SettleConfig
+from sciagent_gym.controller.settle import SettleConfig, for_tool
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import (
     AppCrashedError,
@@ -77,6 +77,7 @@ class RemoteProvider(Provider):
                              "(python -m sciagent_gym.server)")
         self.width, self.height = width, height
         self.settle_config = settle or SettleConfig()
+        self._settle = self.settle_config  # with the running tool's own windows (for_tool)
         self.reset_hook = reset_hook
         self.last_reset_timings: dict[str, float] = {}
         self._last_grab = 0.0
@@ -150,7 +151,8 @@ class RemoteProvider(Provider):
             tool.after_ready(self, task)
         tool.apply_start_state(self, task)
         t4 = time.monotonic()
-        client.settle(self.settle_config, canonical=True)
+        self._settle = for_tool(self.settle_config, tool.info.extra.get("settle"))
+        client.settle(self._settle, canonical=True)
         self.last_reset_timings = {"restore": t1 - t0, "stage": t2 - t1, "launch": t3 - t2,
                                    "ready": t4 - t3, "settle": time.monotonic() - t4,
                                    "total": time.monotonic() - t0}
@@ -167,7 +169,8 @@ class RemoteProvider(Provider):
         self._client.expose_all()
         tool.after_ready(self, None)
         self._client.execute([A.Move(self.width - 1, self.height - 1)])
-        self._client.settle(self.settle_config, canonical=True)
+        self._settle = for_tool(self.settle_config, tool.info.extra.get("settle"))
+        self._client.settle(self._settle, canonical=True)
 
     def wait_ready(self, tool: ToolAdapter, task: Task | None) -> None:
         timeout = tool.ready_timeout * self.ready_scale
@@ -197,7 +200,7 @@ class RemoteProvider(Provider):
         return frame
 
     def wait_settled(self) -> np.ndarray:
-        return self._client.settle(self.settle_config)
+        return self._client.settle(self._settle)
 
     @property
     def last_grab_seconds(self) -> float:

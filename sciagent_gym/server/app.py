@@ -421,17 +421,29 @@ def screen(h: _Handler) -> None:
     h._frame(frame, time.perf_counter() - t0)
 
 
+#: The settle's durations a client may set, in seconds; cap and interval must be above 0.
+SETTLE_SECONDS = {"quiet": (0, 10), "cap": (0, 60), "interval": (0, 1), "react": (0, 5),
+                  "busy_cap": (0, 10)}
+_ABOVE_ZERO = ("cap", "interval")
+
+
 def settle(h: _Handler) -> None:
     body = h._json_body()
     try:
-        config = SettleConfig(**{k: float(body[k]) for k in ("quiet", "cap", "interval")
-                                 if k in body},
+        config = SettleConfig(**{k: float(body[k]) for k in SETTLE_SECONDS if k in body},
                               **({"tolerance": int(body["tolerance"])}
-                                 if "tolerance" in body else {}))
+                                 if "tolerance" in body else {}),
+                              **({"mode": str(body["mode"])} if "mode" in body else {}))
     except (TypeError, ValueError) as exc:
         raise _bad(f"bad settle parameters: {exc}") from None
-    if not (0 <= config.quiet <= 10 and 0 < config.cap <= 60 and 0 < config.interval <= 1):
-        raise _bad("settle parameters out of range (quiet 0..10, cap 0..60, interval 0..1)")
+    if config.mode not in ("frame", "damage"):
+        raise _bad(f"settle mode {config.mode!r}: frame or damage")
+    bad = [k for k, (low, high) in SETTLE_SECONDS.items()
+           if not low <= getattr(config, k) <= high
+           or (k in _ABOVE_ZERO and getattr(config, k) == 0)]
+    if bad:
+        raise _bad("settle parameters out of range: " + ", ".join(
+            f"{k} {SETTLE_SECONDS[k][0]}..{SETTLE_SECONDS[k][1]}" for k in bad))
     t0 = time.perf_counter()
     frame = _machine(h).settle(config, canonical=bool(body.get("canonical")))
     h._frame(frame, time.perf_counter() - t0)

@@ -253,7 +253,8 @@ class ControlClient:
 
     def settle(self, config: SettleConfig, canonical: bool = False) -> np.ndarray:
         body = {"quiet": config.quiet, "cap": config.cap, "interval": config.interval,
-                "tolerance": config.tolerance, "canonical": canonical}
+                "tolerance": config.tolerance, "canonical": canonical, "mode": config.mode,
+                "react": config.react, "busy_cap": config.busy_cap}
         return self._frame(self._request("POST", "/settle", json=body,
                                          timeout=self.timeout + 2 * config.cap), "POST /settle")
 

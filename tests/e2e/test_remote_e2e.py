@@ -80,6 +80,23 @@ def test_imagej_keeps_its_instance_stub_out_of_the_host_tmp(remote_env, server):
     assert glob.glob(f"{server['home']}/tmp/{stub}"), "the stub is in the server's private tmp"
 
 
+def test_damage_settle_over_the_wire(server):
+    """The client sends the damage mode and its windows; the guest settles on paint events
+    (a step nothing reacts to returns at once, not after the frame settle's 150 ms window)."""
+    from sciagent_gym.controller.settle import SettleConfig
+
+    client = ControlClient(server["url"], server["token"])
+    config = SettleConfig.damage()
+    client.settle(config)  # opens the guest's DAMAGE connection
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        frame = client.settle(config)
+        times.append(time.perf_counter() - t0)
+    assert frame.shape == (800, 1280, 3)
+    assert sorted(times)[2] < 0.12, times
+
+
 def test_second_task_over_the_wire(remote_env):
     """A second task after the first, on the same remote display and server."""
     env = remote_env
@@ -146,6 +163,8 @@ def test_bad_requests_get_a_4xx_with_a_reason(server):
         ("PUT", "/tree", {"params": {"path": "/tmp/x"}, "data": b"not a tar"}, 403, "outside"),
         ("GET", "/files/raw", {"params": {"path": "/etc/passwd"}}, 403, "outside"),
         ("POST", "/settle", {"json": {"cap": 1e9}}, 400, "out of range"),
+        ("POST", "/settle", {"json": {"react": -1}}, 400, "react 0..5"),
+        ("POST", "/settle", {"json": {"mode": "sleep"}}, 400, "frame or damage"),
         ("POST", "/actions", {"data": b"x" * (5 << 20)}, 413, "exceeds the limit"),
     ]
     for method, path, kwargs, status, reason in cases:

@@ -45,3 +45,30 @@ def test_cli_image_list_json(tmp_path, capsys):
 def test_cli_run_remote_without_url(capsys):
     code = main(["run", "--env", "SciGUI-ImageJ-v0", "--provider", "remote", "--token", "t"])
     assert code == 1 and "needs url= and token=" in capsys.readouterr().err
+
+
+def test_remote_provider_settles_with_the_tools_own_windows():
+    """tool.json "settle" (damage mode) reaches a remote or VM guest too: the provider sends
+    the tool's floors with every settle once the program is started."""
+    from types import SimpleNamespace
+
+    from sciagent_gym.controller.settle import SettleConfig
+    from sciagent_gym.providers.remote import RemoteProvider
+
+    sent = []
+    client = SimpleNamespace(settle=lambda config, canonical=False: sent.append(config),
+                             launch=lambda *a, **k: None, expose_all=lambda: None,
+                             execute=lambda actions: None)
+    provider = object.__new__(RemoteProvider)
+    provider._client, provider.width, provider.height = client, 1280, 800
+    provider._paths = {"home": "/h", "work": "/h/work", "tmp": "/h/tmp"}
+    provider.settle_config = provider._settle = SettleConfig.damage()
+    provider.wait_ready = lambda tool, task: None
+    tool = SimpleNamespace(info=SimpleNamespace(extra={"settle": {"quiet": 0.3, "react": 0.1}}),
+                           snapshot_dir=SimpleNamespace(is_dir=lambda: False),
+                           launch_argv=lambda p, t: ["prog"], launch_env=lambda p: {},
+                           after_ready=lambda p, t: None)
+    provider.start_program(tool)
+    provider.wait_settled()
+    assert [(c.quiet, c.react) for c in sent] == [(0.3, 0.1), (0.3, 0.1)]
+    assert provider.settle_config.quiet == 0.04  # the env's own config is left as given

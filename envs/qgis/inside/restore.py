@@ -5,10 +5,12 @@ QGIS; all refusals but an unexpected file in the work folder come before anythin
 
 What a launch leaves is recorded once by Adapter.after_ready (``record_launch``, kept on the
 ``sys`` module like the channel): the main window's dock and toolbar layout, the map tool, the
-status bar's check buttons, the Processing Toolbox's recently used algorithms. Refused: any
-visible top-level window but the main one (a dialog, a floating dock, an attribute table, a
-menu), the locator's results list, a modal or popup widget, another map tool than the pan
-tool the launch leaves, algorithms run (the toolbox's recently used list cannot be emptied).
+status bar's check buttons and button icons, the Processing Toolbox's recently used
+algorithms. Refused: any visible top-level window but the main one (a dialog, a floating dock,
+an attribute table, a menu), the locator's results list, a modal or popup widget, another map
+tool than the pan tool the launch leaves, algorithms run (the toolbox's recently used list
+cannot be emptied), a project saved (Open Recent and the welcome page list it), a task
+with nothing to open whose map has moved (the launch's empty extent cannot be set back).
 """
 # ruff: noqa: F821  (``project``, ``iface``, ``canvas``, ``open_inputs`` and ``FILES`` come
 # from the namespace the channel runs this in)
@@ -20,12 +22,16 @@ from qgis.gui import QgsGui as _QgsGui
 from qgis.PyQt.QtCore import QCoreApplication as _QCoreApplication
 from qgis.PyQt.QtCore import QEvent as _QEvent
 from qgis.PyQt.QtCore import QModelIndex as _QModelIndex
+from qgis.PyQt.QtGui import QIcon as _QIcon
 from qgis.PyQt.QtWidgets import QAbstractButton as _QAbstractButton
 from qgis.PyQt.QtWidgets import QApplication as _QApplication
 from qgis.PyQt.QtWidgets import QDockWidget as _QDockWidget
 from qgis.PyQt.QtWidgets import QLabel as _QLabel
 from qgis.PyQt.QtWidgets import QLineEdit as _QLineEdit
+from qgis.PyQt.QtWidgets import QMenu as _QMenu
+from qgis.PyQt.QtWidgets import QStackedWidget as _QStackedWidget
 from qgis.PyQt.QtWidgets import QToolBar as _QToolBar
+from qgis.PyQt.QtWidgets import QToolButton as _QToolButton
 from qgis.PyQt.QtWidgets import QTreeView as _QTreeView
 from qgis.PyQt.QtWidgets import QWidget as _QWidget
 
@@ -56,6 +62,28 @@ def _toolbox_boxes():
     """The Processing Toolbox's search box."""
     return [edit for dock in iface.mainWindow().findChildren(_QDockWidget, "ProcessingToolbox")
             for edit in dock.findChildren(_QLineEdit)]
+
+
+def _status_tool_buttons():
+    return iface.statusBarIface().findChildren(_QToolButton)
+
+
+def _central_stacks():
+    """The map area: the map canvas or, with nothing open at launch, the welcome page."""
+    central = iface.mainWindow().centralWidget()
+    return [w for w in central.findChildren(_QStackedWidget) if w.parentWidget() is central]
+
+
+def _split_buttons():
+    """Toolbar buttons with a drop-down whose face is the action last chosen from it."""
+    return [b for bar in iface.mainWindow().findChildren(_QToolBar)
+            for b in bar.findChildren(_QToolButton)
+            if b.popupMode() == _QToolButton.MenuButtonPopup and b.defaultAction() is not None]
+
+
+def _recent_projects():
+    return [len(m.actions()) for m in iface.mainWindow().findChildren(_QMenu,
+                                                                      "mRecentProjectsMenu")]
 
 
 def _locator_boxes():
@@ -91,7 +119,12 @@ def record_launch():
         "locator": [edit.styleSheet() for edit in _locator_boxes()],
         "toolbox": [edit.styleSheet() for edit in _toolbox_boxes()],
         "coords": [(e.minimumWidth(), e.maximumWidth()) for e in _coordinate_boxes()],
-        "buttons": [b.isChecked() for b in _status_buttons()]}
+        "buttons": [(b, b.isChecked()) for b in _status_buttons()],
+        "icons": [(b, _QIcon(b.icon())) for b in _status_tool_buttons()],
+        "stacks": [w.currentIndex() for w in _central_stacks()],
+        "split": [(b, b.defaultAction()) for b in _split_buttons()],
+        "recent_projects": _recent_projects(), "extent": canvas.extent(),
+        "focus": _QApplication.focusWidget()}
 
 
 def _refusal(launch):
@@ -107,6 +140,12 @@ def _refusal(launch):
         return "windows open: " + ", ".join(repr(w.windowTitle()) for w in others)
     if _recent() != launch["recent"]:
         return "the Processing Toolbox lists recently used algorithms"
+    if _recent_projects() != launch["recent_projects"]:
+        return "a project was saved (Open Recent and the welcome page list it)"
+    if not FILES and canvas.extent() != launch["extent"]:
+        # a launch with nothing to open leaves the map's empty extent (scale 1:1, the zoom
+        # buttons disabled), which a map that has shown a layer cannot be given back
+        return "nothing to open, and the map has left the launch's extent"
     if launch["tool"] != "QgsMapToolPan":
         return f"the launch left the map tool {launch['tool']}, which this does not restore"
     if int(mw.windowState()) != launch["window_state"]:  # (its place: checked by the adapter)
@@ -131,7 +170,8 @@ def _restore():
         provider = layer.dataProvider()
         if provider is not None:
             provider.invalidateConnections(layer.source().split("|")[0])
-    del old, layer
+    del old[:]
+    layer = provider = None  # (no reference left to the layers newProject deletes)
     staged = set(_os.listdir(WORK))
     canvas.stopRendering()
     iface.messageBar().clearWidgets()
@@ -152,9 +192,14 @@ def _restore():
     canvas.setRotation(0.0)
     canvas.setMagnificationFactor(1.0)
     iface.actionPan().trigger()
-    for button, checked in zip(_status_buttons(), launch["buttons"], strict=True):
+    for button, checked in launch["buttons"]:
         button.setChecked(checked)  # the map's Render box and the scale lock
-    for edit, style in zip(_toolbox_boxes(), launch["toolbox"], strict=True):
+    for button, action in launch["split"]:
+        button.setDefaultAction(action)  # e.g. Select by Expression back to Select by Value
+    for button, icon in launch["icons"]:
+        button.setIcon(icon)  # the Log Messages button's "unread" dots (a tool logged)
+    styles = launch["toolbox"] + [""] * len(_toolbox_boxes())  # (made when first shown)
+    for edit, style in zip(_toolbox_boxes(), styles, strict=False):
         if edit.text():  # the Processing Toolbox's search emptied, its tree folded
             edit.clear()
             edit.setStyleSheet(style)
@@ -178,13 +223,19 @@ def _restore():
     # none yet at launch, the last episode's here (the towns' dot came out 2 px larger).
     iface.layerTreeView().layerTreeModel().setLegendMapViewData(0.0, 0, 0.0)
     open_inputs(FILES)
+    for stack, index in zip(_central_stacks(), launch["stacks"], strict=True):
+        stack.setCurrentIndex(index)  # the welcome page where nothing was open at launch
     bar = iface.statusBarIface()
     bar.showMessage("Ready")  # as the launch leaves it
     for edit, width in zip(_coordinate_boxes(), launch["coords"], strict=True):  # at launch
         edit.clear()
         edit.setMinimumWidth(width[0])
         edit.setMaximumWidth(width[1])
-    canvas.setFocus()
+    focus = _QApplication.focusWidget()
+    if launch["focus"] is not None:
+        launch["focus"].setFocus()  # the map, or with nothing open the welcome page's
+    elif focus is not None:
+        focus.clearFocus()
     return "ok"
 
 

@@ -9,7 +9,9 @@ magnifier, DONE; at most 6 steps), one env, in this process one after the other:
 
 - ``restart``: ``pool_size=0``, every reset restarts the program (the baseline);
 - ``pool``: ``pool_size=1``, a spare program is prepared in the background;
-- ``soft``: ``pool_size=0, soft_reset=50``, the program keeps running and is restored in place.
+- ``soft``: ``pool_size=0, soft_reset=50``, the program keeps running and is restored in place;
+- ``soft-damage`` (with ``--damage``): the same with ``settle=SettleConfig.damage()``, whose
+  canonical settle after the restore waits on paint events instead of comparing frames.
 
 Prints reset medians/p95 and episodes per second, with ratios against the restart baseline;
 ``--json`` prints the numbers instead, with the 1-minute load average before and after each
@@ -28,6 +30,7 @@ import gymnasium as gym
 import numpy as np
 
 import sciagent_gym  # noqa: F401
+from sciagent_gym.controller.settle import SettleConfig
 
 # Per env: the env id, the task, and the moves (each a list of steps). DS9's are
 # examples/train_ppo.py's: the button bar's 'view' section, then its 'colorbar' or 'magnifier'
@@ -94,7 +97,11 @@ def main() -> None:
     parser.add_argument("--env", choices=sorted(ENVS), default="ds9")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--out", type=Path, help="also write the JSON numbers here")
+    parser.add_argument("--damage", action="store_true",
+                        help="also soft resets under the damage settle (mode soft-damage)")
     args = parser.parse_args()
+    if args.damage:
+        MODES["soft-damage"] = {**MODES["soft"], "settle": SettleConfig.damage()}
     results = {mode: run(args.env, mode, args.episodes, args.seed) for mode in MODES}
     base = results["restart"]["episodes_per_s"]
     for r in results.values():
@@ -107,10 +114,10 @@ def main() -> None:
         print(text)
         return
     print(f"{ENVS[args.env][1]}, random policy, {args.episodes} episodes per mode, one env")
-    print(f"{'mode':<8} {'reset p50':>10} {'reset p95':>10} {'episodes/s':>11} {'vs restart':>11}"
+    print(f"{'mode':<11} {'reset p50':>10} {'reset p95':>10} {'episodes/s':>11} {'vs restart':>11}"
           f"  resets (warm/cold/soft)")
     for mode, r in results.items():
-        print(f"{mode:<8} {r['reset_median_s']:>9.2f}s {r['reset_p95_s']:>9.2f}s "
+        print(f"{mode:<11} {r['reset_median_s']:>9.2f}s {r['reset_p95_s']:>9.2f}s "
               f"{r['episodes_per_s']:>11.2f} {r['speedup_vs_restart']:>10.2f}x"
               f"  {r['n_warm']}/{r['n_cold']}/{r['n_soft']}  load {r['load1_before']:.1f}")
 

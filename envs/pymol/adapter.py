@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
 
 STATE_CODE = (Path(__file__).parent / "inside" / "state_dump.py").read_text()
+OUTPUT_CODE = (Path(__file__).parent / "inside" / "output_area.py").read_text()
 RESTORE_CODE = (Path(__file__).parent / "inside" / "restore.py").read_text()
 STEADY_CARET = """\
 from pymol import gui as _gui
@@ -107,7 +108,10 @@ class Adapter(ToolAdapter):
         # It also stops the command line's caret blinking (steady, re-armed by a focus
         # change): a blinking caret made two identical resets differ in 15 pixels, and made
         # every reset's canonical settle (exact, 0.25 s quiet) retry until ~2.5 s.
-        self._request(provider, f"{STEADY_CARET}__out__ = cmd.get_names('objects')",
+        # And it lays the output area out as two blocks, as a restore does, whatever batches
+        # the feedback timer made of the launch's lines (inside/output_area.py).
+        self._request(provider, f"{STEADY_CARET}{OUTPUT_CODE}_lay_out_launch()\n"
+                                "__out__ = cmd.get_names('objects')",
                       timeout=self.ready_timeout)
         main = next((w for w in provider.windows() if w.title.startswith(WINDOW_TITLE)), None)
         self._geometry = _geometry(main) if main is not None else None
@@ -124,7 +128,7 @@ class Adapter(ToolAdapter):
             return False
         work = provider.paths["work"]
         files = [f"{work}/{name}" for name in task.spec.open]
-        code = f"FILES = {files!r}\nWORK = {work!r}\n{RESTORE_CODE}"
+        code = f"FILES = {files!r}\nWORK = {work!r}\n{OUTPUT_CODE}{RESTORE_CODE}"
         return self._request(provider, code, 60.0) == "ok"
 
     def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:

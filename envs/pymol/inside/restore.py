@@ -1,26 +1,25 @@
 """Sent to the running PyMOL by Adapter.restore_in_place and run there (GUI thread): put it
 back where a fresh ``pymol -R -q FILES`` (started in WORK) leaves it. The caller prepends
-``FILES`` and ``WORK`` (paths in the sandbox). Leaves "ok" in ``__out__``, or why it refused
-(nothing changed then).
+``FILES`` and ``WORK`` (paths in the sandbox) and ``inside/output_area.py``. Leaves "ok" in
+``__out__``, or why it refused (nothing changed then).
 
-A launch shows in the output area two batches of feedback: the OpenGL detection (3 lines),
-then each file's header and load lines and the XML-RPC line. Both are rebuilt here from the
-launch's lines still in the area and a verbose reload, as the GUI's feedback timer appends them.
+The output area is rebuilt as the launch left it (two blocks: the OpenGL detection's 3 lines,
+then each file's header and load lines and the XML-RPC line), from the launch's lines still in
+the area and a verbose reload.
 """
 # ruff: noqa: F821  (``cmd``, ``FILES`` and ``WORK`` come from the namespace the adapter runs this in)
 import os as _os
 
-from pymol import colorprinting as _cp
 from pymol import gui as _gui
 from pymol.Qt import QtWidgets as _QtWidgets
 
 
 def _restore():
     w = _gui.get_qtwindow()
-    lines = w.browser.toPlainText().replace("\xa0", " ").split("\n")
-    opengl = [line for line in lines[:3] if line.startswith((" Detected ", " Geometry "))]
+    lines = _output_lines(w, pending=False)
+    opengl = lines[:3]
     rpc = next((line for line in lines if line.startswith("xml-rpc server running")), None)
-    if len(opengl) != 3 or rpc is None:
+    if not _is_opengl(opengl) or rpc is None:
         return "the output area lost the launch's lines"
     # The work folder was emptied and made anew: the old one, still PyMOL's working
     # directory, is gone (File > Open then silently failed to open its dialog).
@@ -34,14 +33,7 @@ def _restore():
     for path in FILES:
         cmd.load(path, quiet=0)
     feedback = cmd._get_feedback() or []
-    w.browser.clear()
-    w.browser.appendHtml(_cp.text2html("\n".join(opengl)))
-    # The launch's first batch was shown before the second arrived (it is laid out as one
-    # line, which sets the scroll bar's range): let the GUI catch up in between as well.
-    _QtWidgets.QApplication.processEvents()
-    w.browser.appendHtml(_cp.text2html("\n".join([*feedback, rpc])))
-    bar = w.browser.verticalScrollBar()
-    bar.setValue(bar.maximum())
+    _lay_out_output(w, opengl, [*feedback, rpc])
     w.lineedit.clear()
     # The viewport's own command line (keys typed while the viewport has the focus): to its
     # start, then kill to its end (PyMOL's Ctrl-A, Ctrl-K).

@@ -186,6 +186,25 @@ def parse_script(code: str) -> list[str]:
     return [ln for ln in lines if ln and not ln.startswith("#")]
 
 
+#: Seconds to ask again while DS9's access point is missing from the name server's list.
+_UNLISTED_RETRY = 2.0
+
+
+def _unlisted(answers: list[tuple[int, int, str]], mode: str) -> bool:
+    """The name server listed no access point for DS9, so no command reached it: true when the
+    first answer says so and nothing after it ran (``stop`` ends the request there; with
+    ``all``, every answer must say so). For a moment right after a start, DS9's access point
+    is missing from that list although it had answered (a request 0.02 s after a reset under
+    the damage settle failed 2 times in 6: ``envs/ds9/NOTES.md``); a request then is safe to
+    repeat."""
+    def says(text: str) -> bool:
+        return "access points match template" in text and text.lstrip().startswith("XPA$ERROR")
+
+    if not answers or answers[0][1] == 0 or not says(answers[0][2]):
+        return False
+    return mode == "stop" or all(rc != 0 and says(text) for _, rc, text in answers)
+
+
 def parse_answers(text: str) -> list[tuple[int, int, str]]:
     """(line number, exit code, answer text) per command from the client's answer file."""
     out = []
@@ -353,15 +372,20 @@ class Adapter(ToolAdapter):
                 raise DS9ScriptError("DS9 showed an error message (now closed) instead of "
                                      "answering")
 
-        text = self.run_client(provider, f"ds9-xpa-{n}",
-                               ["sh", "-c", _CLIENT, "xpa", answer, self.xpa_dir(provider),
-                                XPA_NAME, mode, *commands],
-                               answer, timeout, DS9ScriptError, check, poll=0.01)
-        try:
-            return parse_answers(text)
-        except ValueError:
-            raise DS9ScriptError(f"unreadable answer from the XPA client: {text[:300]!r}") \
-                from None
+        deadline = time.monotonic() + _UNLISTED_RETRY
+        while True:
+            text = self.run_client(provider, f"ds9-xpa-{n}",
+                                   ["sh", "-c", _CLIENT, "xpa", answer, self.xpa_dir(provider),
+                                    XPA_NAME, mode, *commands],
+                                   answer, timeout, DS9ScriptError, check, poll=0.01)
+            try:
+                answers = parse_answers(text)
+            except ValueError:
+                raise DS9ScriptError(f"unreadable answer from the XPA client: {text[:300]!r}") \
+                    from None
+            if not _unlisted(answers, mode) or time.monotonic() > deadline:
+                return answers
+            time.sleep(0.05)
 
     def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
         """Run XPA commands (see the module docstring); returns the ``get`` answers, one per

@@ -286,6 +286,54 @@ def test_script_and_answer_parsing():
     assert answers == [(1, 0, "log"), (2, 1, "XPA$ERROR bad\nmore")]
 
 
+_UNLISTED = "XPA$ERROR no 'xpaset' access points match template: sciagent"
+
+
+def test_unlisted_access_point_only_when_nothing_ran():
+    from sciagent_gym.envs.ds9.adapter import _unlisted
+
+    assert _unlisted([(1, 1, _UNLISTED)], "stop")
+    assert _unlisted([(1, 1, _UNLISTED), (2, 1, _UNLISTED)], "all")
+    # a command that ran, or another error, is never repeated
+    assert not _unlisted([(1, 1, _UNLISTED), (2, 0, "yes")], "all")
+    assert not _unlisted([(1, 0, "log")], "stop")
+    assert not _unlisted([(1, 1, "XPA$ERROR invalid command: scale foo")], "stop")
+    assert not _unlisted([], "stop")
+
+
+def test_request_is_asked_again_while_the_access_point_is_unlisted(monkeypatch):
+    """Right after a start, DS9's access point can be missing from xpans's list for a moment
+    (NOTES): the adapter asks again instead of failing the script."""
+    from sciagent_gym.envs.ds9 import adapter as ds9
+
+    replies = ["\x1e1 1\n" + _UNLISTED + "\n", "\x1e1 1\n" + _UNLISTED + "\n", "\x1e1 0\n\n"]
+    calls = []
+
+    class Host:
+        paths = {"tmp": "/tmp", "home": "/home/user", "work": "/home/user/work"}
+
+        def windows(self):
+            return []
+
+    def run_client(provider, name, argv, answer, timeout, error, check, poll):
+        calls.append(argv[-1])
+        return replies[len(calls) - 1]
+
+    a = ds9.Adapter.__new__(ds9.Adapter)
+    monkeypatch.setattr(a, "run_client", run_client, raising=False)
+    monkeypatch.setattr(a, "next_request_id", lambda: 1, raising=False)
+    monkeypatch.setattr(ds9.time, "sleep", lambda s: None)
+    assert a.run_script(Host(), "fits /home/user/work/field.fits") == ""
+    assert calls == ["fits /home/user/work/field.fits"] * 3
+    # past the retry window the error is the script's error, as before
+    replies[:] = ["\x1e1 1\n" + _UNLISTED + "\n"] * 1000
+    calls.clear()
+    monkeypatch.setattr(ds9, "_UNLISTED_RETRY", 0.0)
+    with pytest.raises(ds9.DS9ScriptError, match="access points match template"):
+        a.run_script(Host(), "fits /home/user/work/field.fits")
+    assert len(calls) == 1
+
+
 def test_build_state_tolerates_failed_queries():
     state = build_state({"file": "/w/field.fits", "scale": "log\n", "zoom": "2",
                          "regions": DS9_IMAGE, "pan_fk5": None, "crop_image": "10 10 5 5",

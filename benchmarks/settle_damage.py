@@ -46,10 +46,10 @@ def _env_id(tool: str) -> str:
 
     import sciagent_gym  # noqa: F401
 
-    ids = [i for i in gym.registry if i.startswith("SciGUI-") and
-           i[len("SciGUI-"):-len("-v0")].lower() == tool.lower()]
+    ids = [i for i in gym.registry if i.startswith(("SciGUI-", "SciCode-")) and
+           i.split("-", 1)[1][:-len("-v0")].lower() == tool.lower()]
     if not ids:
-        raise SystemExit(f"no SciGUI env for tool {tool!r}")
+        raise SystemExit(f"no SciGUI or SciCode env for tool {tool!r}")
     return ids[0]
 
 

@@ -45,7 +45,8 @@ def update(text: str) -> str:
     if BENCH_ALL.is_file() and bench_all.README_MARKER in text:
         start = text.index(bench_all.README_MARKER) + len(bench_all.README_MARKER)
         stop = text.index("\n<!-- end generated -->", start)
-        section = bench_all.readme_section(json.loads(BENCH_ALL.read_text()))
+        section = bench_all.readme_section(json.loads(BENCH_ALL.read_text()),
+                                           bench_all.half_painted(BENCH_ALL.parent))
         text = text[:start] + section + text[stop:]
     return text
 

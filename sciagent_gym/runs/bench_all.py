@@ -166,7 +166,7 @@ def write_all(data: dict[str, Any], out: Path) -> None:
     tmp.write_text(json.dumps(data, indent=2))
     tmp.replace(out / f"{STEM}.json")  # an interrupted write must not lose the rows so far
     (out / f"{STEM}.csv").write_text(to_csv(data))
-    (out / f"{STEM}.md").write_text(markdown(data) + "\n")
+    (out / f"{STEM}.md").write_text(markdown(data, half_painted(out) or None) + "\n")
     if any(r.get("status") == "ok" for r in data["rows"].values()):
         plot_all(data, out / f"{STEM}.png")
 
@@ -192,11 +192,34 @@ def _s(v: float | None) -> str:
     return f"{v * 1000:.0f} ms" if v < 1 else f"{v:.1f} s"
 
 
-def markdown(data: dict[str, Any]) -> str:
-    """The table (and the tools that were skipped or failed below it)."""
+def half_painted(results: str | Path) -> dict[str, dict[str, int]]:
+    """Per tool, the half-painted observations of ``benchmarks/settle_damage.py`` found beside
+    bench-all.json (``settle-damage-<tool>.json``): ``{"frame": n, "damage": n, "steps": n}``,
+    frame being the default settle. That bench checks every observation against a 1 s settle
+    of the same step, which ``bench --all`` does not do."""
+    found = {}
+    for path in sorted(Path(results).glob("settle-damage-*.json")):
+        try:
+            d = json.loads(path.read_text())
+            modes = {m: d["modes"][m]["summary"] for m in ("frame", "damage")}
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a per-tool result (the plot's inputs are all this shape)
+        if path.name != f"settle-damage-{d.get('tool')}.json":
+            continue  # a variant run (-nobusy-, -resets-), not the tool's own
+        found[d["tool"]] = {"frame": modes["frame"]["half_painted"],
+                            "damage": modes["damage"]["half_painted"],
+                            "steps": modes["frame"]["steps"]}
+    return found
+
+
+def markdown(data: dict[str, Any], half: dict[str, dict[str, int]] | None = None) -> str:
+    """The table (and the tools that were skipped or failed below it); with ``half``
+    (:func:`half_painted`), a column of half-painted observations per settle."""
     head = ["tool", "reset warm p50 / p95", "reset cold p50 / p95", "step idle p50",
             "step reacting p50 (n)", "step fast p50", "episodes/h ours / baseline",
             "ratio", "memory", "load"]
+    if half is not None:
+        head.insert(6, "half-painted default / damage")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     failed = []
     for r in data["rows"].values():
@@ -206,12 +229,16 @@ def markdown(data: dict[str, Any]) -> str:
         react = (f"{_s(r['step_reacting_p50'])} ({r['step_reacting_n']})"
                  if r.get("step_reacting_n") else "– (0)")
         mem = "–" if r.get("memory_mb") is None else f"{r['memory_mb']:.0f} MB"
-        lines.append("| " + " | ".join([
+        cells = [
             r["tool"], f"{_s(r['reset_warm_p50'])} / {_s(r['reset_warm_p95'])}",
             f"{_s(r['reset_cold_p50'])} / {_s(r['reset_cold_p95'])}",
             _s(r["step_idle_p50"]), react, _s(r["step_fast_p50"]),
             f"{r['eph_ours']:.0f} / {r['eph_baseline']:.0f}", f"{r['eph_ratio']:.1f}x", mem,
-            f"{r['load_start']:.1f}–{r['load_end']:.1f}"]) + " |")
+            f"{r['load_start']:.1f}–{r['load_end']:.1f}"]
+        if half is not None:
+            h = half.get(r["tool"])
+            cells.insert(6, "–" if h is None else f"{h['frame']} / {h['damage']} of {h['steps']}")
+        lines.append("| " + " | ".join(cells) + " |")
     notes = []
     if failed:
         notes.append("Failed: " + "; ".join(failed) + ".")
@@ -235,9 +262,14 @@ def summary(data: dict[str, Any]) -> str:
             "against a baseline measured in the same process at the same load).")
 
 
-def readme_section(data: dict[str, Any]) -> str:
+def readme_section(data: dict[str, Any], half: dict[str, dict[str, int]] | None = None) -> str:
     """What the README shows: the sentence on how it was measured, then the table."""
-    return summary(data) + "\n\n" + markdown(data)
+    text = summary(data)
+    if half:
+        text += (" Half-painted: of `benchmarks/settle_damage.py`'s seeded random steps (its own "
+                 "run, `settle-damage-<tool>.json`), the observations that differ from a 1 s "
+                 "settle of the same step, under the default settle and the damage settle.")
+    return text + "\n\n" + markdown(data, half or None)
 
 
 def plot_all(data: dict[str, Any], path: str | Path) -> None:

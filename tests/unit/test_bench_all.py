@@ -125,6 +125,32 @@ def test_failure_recorded_run_goes_on_and_resume(tmp_path, three_tools, fake_res
         "faketool", "faketwo"}
 
 
+def _settle_result(path, tool, frame, damage, steps=30):
+    summary = {m: {"steps": steps, "half_painted": n} for m, n in (("frame", frame),
+                                                                   ("damage", damage))}
+    path.write_text(json.dumps({"tool": tool, "modes": {m: {"summary": summary[m]}
+                                                          for m in summary}}))
+
+
+def test_half_painted_column_from_the_settle_bench(tmp_path, three_tools):
+    data = bench_all.run_all(tmp_path, ["faketool", "faketwo"], episodes=2, baseline_episodes=1,
+                             show_progress=False, **FAKE)
+    _settle_result(tmp_path / "settle-damage-faketool.json", "faketool", 3, 1)
+    # a variant run of the same tool, and a file of another shape, are not the tool's row
+    _settle_result(tmp_path / "settle-damage-nobusy-faketool.json", "faketool", 9, 9)
+    (tmp_path / "settle-damage.json").write_text("[1, 2]")
+    half = bench_all.half_painted(tmp_path)
+    assert half == {"faketool": {"frame": 3, "damage": 1, "steps": 30}}
+    md = bench_all.markdown(data, half).splitlines()
+    head = [c.strip() for c in md[0].strip("|").split("|")]
+    col = head.index("half-painted default / damage")
+    cells = {line.split("|")[1].strip(): line.strip("|").split("|")[col].strip()
+             for line in md[2:4]}
+    assert cells == {"faketool": "3 / 1 of 30", "faketwo": "–"}
+    assert "Half-painted" in bench_all.readme_section(data, half)
+    assert "half-painted" not in bench_all.readme_section(data, {})
+
+
 def test_unknown_tool_is_an_error(three_tools):
     with pytest.raises(ValueError, match="unknown tool"):
         bench_all.tool_status(["nosuchtool"])
@@ -149,4 +175,5 @@ def test_readme_speed_table_is_the_generated_one():
     readme = (ROOT / "README.md").read_text()
     start = readme.index(marker) + len(marker)
     section = readme[start:readme.index("<!-- end generated -->", start)]
-    assert section.strip() == bench_all.readme_section(json.loads(results.read_text()))
+    assert section.strip() == bench_all.readme_section(
+        json.loads(results.read_text()), bench_all.half_painted(results.parent))

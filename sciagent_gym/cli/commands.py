@@ -9,16 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-#: ``--settle`` names and the SettleConfig each stands for (None: the env's default).
-SETTLE_CHOICES = ("frame", "damage", "fast")
-
-
-def settle_config(name: str):
-    """The SettleConfig a ``--settle`` name stands for (``frame`` is the env's default)."""
-    from sciagent_gym.controller.settle import SettleConfig
-
-    return {"frame": None, "damage": SettleConfig.damage(), "fast": SettleConfig.fast()}[name]
-
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from sciagent_gym.cli.doctor import format_checks, run_checks
@@ -54,8 +44,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     remote = {"url": args.url, "token": args.token} if args.provider == "remote" else {}
     env = gym.make(env_id, task=args.task, isolation=args.isolation, split=args.split,
                    hints=args.hints, pool_size=1 if args.episodes > 1 else 0,
-                   provider=args.provider, modality=args.modality,
-                   settle=settle_config(args.settle), **remote)
+                   provider=args.provider, modality=args.modality, settle=args.settle, **remote)
     results = []
     try:
         bar = tqdm(range(args.episodes), desc=f"{args.policy}", unit="ep",
@@ -157,7 +146,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
                             cross=not args.no_cross, tasks=args.task or None,
                             progress=progress, isolation=args.isolation, cheats=args.cheats,
                             cases=args.cases, share_starts=not args.separate_starts,
-                            settle=settle_config(args.settle))
+                            settle=args.settle)
         bar.close()
         reports.append(report)
         if not args.json:

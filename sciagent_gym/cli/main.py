@@ -8,10 +8,17 @@ import sys
 
 from sciagent_gym import __version__
 from sciagent_gym.cli import commands, listing
-from sciagent_gym.cli.commands import SETTLE_CHOICES
 
 #: sciagent_gym.runs.rollout.POLICIES, named here so that parsing imports no Gymnasium.
 RUN_POLICIES = ("random", "oracle", "gui-oracle", "noop", "vlm")
+
+
+def settle(name: str):
+    """``--settle NAME``: the SettleConfig it names (argparse reports a ValueError's name).
+    Imported here, when a command that has the option is parsed, not for every command."""
+    from sciagent_gym.controller.settle import SettleConfig
+
+    return SettleConfig.named(name)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, help="step cap for the random policy")
     p.add_argument("--out", help="run directory for trajectories, screenshots, final states")
     p.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto")
-    p.add_argument("--settle", choices=SETTLE_CHOICES, default="frame",
+    p.add_argument("--settle", type=settle, default="frame", metavar="{frame,damage,fast}",
                    help="how a step waits for the screen: frame (compare grabs; the "
                         "default), damage (X DAMAGE events) or fast")
     p.add_argument("--provider", choices=("local", "qemu", "remote"), default="local",
@@ -100,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run nothing: print the README's Markdown table (a row per tool) from "
                         "the audit reports (*.json) in DIR, e.g. the .audit/ of .ci/run")
     p.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto")
-    p.add_argument("--settle", choices=SETTLE_CHOICES, default="frame",
+    p.add_argument("--settle", type=settle, default="frame", metavar="{frame,damage,fast}",
                    help="how a step waits for the screen: frame (compare grabs; the "
                         "default), damage (X DAMAGE events) or fast")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

@@ -57,6 +57,17 @@ class SettleConfig:
         17-25 ms idle, 55-105 ms reacting, against 160-170 / 175-250 ms with frames."""
         return cls(quiet=quiet, react=react, cap=cap, mode="damage")
 
+    @classmethod
+    def named(cls, name: str) -> SettleConfig:
+        """``frame`` (the default), ``damage`` or ``fast``: the CLI's ``--settle``."""
+        if name not in NAMES:
+            raise ValueError(f"unknown settle {name!r} (known: {', '.join(NAMES)})")
+        return {"frame": cls, "damage": cls.damage, "fast": cls.fast}[name]()
+
+
+#: The names :meth:`SettleConfig.named` knows (the CLI's ``--settle``).
+NAMES = ("frame", "damage", "fast")
+
 
 #: The fields a tool may set in its ``tool.json`` ``"settle"`` object (damage mode only).
 TOOL_FIELDS = ("react", "quiet", "busy_cap")

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from sciagent_gym.cli import commands
 from sciagent_gym.cli.main import build_parser, main
 from sciagent_gym.controller.settle import SettleConfig
 
 
-@pytest.mark.parametrize("name, expected", [("frame", None), ("damage", SettleConfig.damage()),
+@pytest.mark.parametrize("name, expected", [("frame", SettleConfig()),
+                                            ("damage", SettleConfig.damage()),
                                             ("fast", SettleConfig.fast())])
 def test_settle_names(name, expected):
-    assert commands.settle_config(name) == expected
+    assert SettleConfig.named(name) == expected
+
+
+def test_unknown_name_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown settle 'slow' .known: frame, damage, fast"):
+        SettleConfig.named("slow")
 
 
 def test_audit_passes_the_settle_to_the_env(monkeypatch):
@@ -38,9 +43,9 @@ def test_unknown_settle_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         build_parser().parse_args(["run", "--env", "SciGUI-DS9-v0", "--settle", "slow"])
     assert exc.value.code == 2
-    assert "invalid choice: 'slow'" in capsys.readouterr().err
+    assert "invalid settle value: 'slow'" in capsys.readouterr().err
 
 
 def test_default_is_the_frame_settle():
     args = build_parser().parse_args(["audit", "--tool", "ds9"])
-    assert args.settle == "frame" and commands.settle_config(args.settle) is None
+    assert args.settle == SettleConfig()

@@ -61,9 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, help="step cap for the random policy")
     p.add_argument("--out", help="run directory for trajectories, screenshots, final states")
     p.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto")
-    p.add_argument("--settle", type=settle, default="frame", metavar="{frame,damage,fast}",
-                   help="how a step waits for the screen: frame (compare grabs; the "
-                        "default), damage (X DAMAGE events) or fast")
+    p.add_argument("--settle", type=settle, metavar="{frame,damage,fast}",
+                   help="how a step waits for the screen: damage (X DAMAGE events; the "
+                        "default), frame (compare grabs) or fast")
     p.add_argument("--provider", choices=("local", "qemu", "remote"), default="local",
                    help="where the program runs (qemu: build the image first; remote: --url)")
     p.add_argument("--url", help="remote provider: the control server's URL")
@@ -107,9 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run nothing: print the README's Markdown table (a row per tool) from "
                         "the audit reports (*.json) in DIR, e.g. the .audit/ of .ci/run")
     p.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto")
-    p.add_argument("--settle", type=settle, default="frame", metavar="{frame,damage,fast}",
-                   help="how a step waits for the screen: frame (compare grabs; the "
-                        "default), damage (X DAMAGE events) or fast")
+    p.add_argument("--settle", type=settle, metavar="{frame,damage,fast}",
+                   help="how a step waits for the screen: damage (X DAMAGE events; the "
+                        "default), frame (compare grabs) or fast")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=commands.cmd_audit)
 

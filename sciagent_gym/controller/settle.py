@@ -1,9 +1,10 @@
 """Wait for a screen to stop changing instead of sleeping a fixed time.
 
-Two ways to know: grab whole frames and compare them (``mode="frame"``, the default), or listen
-to the X server's DAMAGE events and grab once when the paints stop (``mode="damage"``, opt-in;
-see :mod:`sciagent_gym.controller.damage`). The damage mode falls back to frames where no
-damage source is given (a display without the extension, a remote screen).
+Two ways to know: listen to the X server's DAMAGE events and grab once when the paints stop
+(``mode="damage"``, the env's default, :meth:`SettleConfig.default`; see
+:mod:`sciagent_gym.controller.damage`), or grab whole frames and compare them (``mode="frame"``,
+``SettleConfig()``). The damage mode falls back to frames where no damage source is given (a
+display without the extension).
 """
 
 from __future__ import annotations
@@ -56,6 +57,13 @@ class SettleConfig:
         Measured (benchmarks/settle_damage.py, 30-40 random steps per tool): step p50
         17-25 ms idle, 55-105 ms reacting, against 160-170 / 175-250 ms with frames."""
         return cls(quiet=quiet, react=react, cap=cap, mode="damage")
+
+    @classmethod
+    def default(cls) -> SettleConfig:
+        """The env's settle when none is given: :meth:`damage` (frames are compared instead
+        on a display without the DAMAGE extension). ``SettleConfig()`` is the frame settle,
+        the default until 2026-12-06; README "Speed" has both measured."""
+        return cls.damage()
 
     @classmethod
     def named(cls, name: str) -> SettleConfig:

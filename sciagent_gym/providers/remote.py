@@ -76,7 +76,7 @@ class RemoteProvider(Provider):
             raise ValueError("the remote provider needs url= and token= of a control server "
                              "(python -m sciagent_gym.server)")
         self.width, self.height = width, height
-        self.settle_config = settle or SettleConfig()
+        self.settle_config = settle or SettleConfig.default()
         self._settle = self.settle_config  # with the running tool's own windows (for_tool)
         self.reset_hook = reset_hook
         self.last_reset_timings: dict[str, float] = {}

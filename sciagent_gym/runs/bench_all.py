@@ -195,7 +195,7 @@ def _s(v: float | None) -> str:
 def half_painted(results: str | Path) -> dict[str, dict[str, int]]:
     """Per tool, the half-painted observations of ``benchmarks/settle_damage.py`` found beside
     bench-all.json (``settle-damage-<tool>.json``): ``{"frame": n, "damage": n, "steps": n}``,
-    frame being the default settle. That bench checks every observation against a 1 s settle
+    frame and damage being the two settles. That bench checks every observation against a 1 s settle
     of the same step, which ``bench --all`` does not do."""
     found = {}
     for path in sorted(Path(results).glob("settle-damage-*.json")):
@@ -219,7 +219,7 @@ def markdown(data: dict[str, Any], half: dict[str, dict[str, int]] | None = None
             "step reacting p50 (n)", "step fast p50", "episodes/h ours / baseline",
             "ratio", "memory", "load"]
     if half is not None:
-        head.insert(6, "half-painted default / damage")
+        head.insert(6, "half-painted frame / damage")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     failed = []
     for r in data["rows"].values():
@@ -268,7 +268,7 @@ def readme_section(data: dict[str, Any], half: dict[str, dict[str, int]] | None 
     if half:
         text += (" Half-painted: of `benchmarks/settle_damage.py`'s seeded random steps (its own "
                  "run, `settle-damage-<tool>.json`), the observations that differ from a 1 s "
-                 "settle of the same step, under the default settle and the damage settle.")
+                 "settle of the same step, under the frame settle and the damage settle.")
     return text + "\n\n" + markdown(data, half or None)
 
 

@@ -143,7 +143,7 @@ def test_half_painted_column_from_the_settle_bench(tmp_path, three_tools):
     assert half == {"faketool": {"frame": 3, "damage": 1, "steps": 30}}
     md = bench_all.markdown(data, half).splitlines()
     head = [c.strip() for c in md[0].strip("|").split("|")]
-    col = head.index("half-painted default / damage")
+    col = head.index("half-painted frame / damage")
     cells = {line.split("|")[1].strip(): line.strip("|").split("|")[col].strip()
              for line in md[2:4]}
     assert cells == {"faketool": "3 / 1 of 30", "faketwo": "–"}

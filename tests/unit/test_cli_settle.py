@@ -46,6 +46,7 @@ def test_unknown_settle_is_a_usage_error(capsys):
     assert "invalid settle value: 'slow'" in capsys.readouterr().err
 
 
-def test_default_is_the_frame_settle():
+def test_default_is_the_envs_the_damage_settle():
     args = build_parser().parse_args(["audit", "--tool", "ds9"])
-    assert args.settle == SettleConfig()
+    assert args.settle is None  # the env's own: SettleConfig.default()
+    assert SettleConfig.default() == SettleConfig.damage()

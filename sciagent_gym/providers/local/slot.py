@@ -58,7 +58,7 @@ class LocalSlot(Provider):
     def __init__(self, width: int = 1280, height: int = 800, isolation: str = "auto",
                  settle: SettleConfig | None = None, glx: bool = True) -> None:
         self.width, self.height = width, height
-        self.settle_config = settle or SettleConfig()
+        self.settle_config = settle or SettleConfig.default()
         self._display: VirtualDisplay | None = None
         self._controller: X11Controller | None = None
         self._damage: XDamageSource | None = None  # paint events (settle mode "damage")

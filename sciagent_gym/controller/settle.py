@@ -67,7 +67,7 @@ class SettleConfig:
 
     @classmethod
     def named(cls, name: str) -> SettleConfig:
-        """``frame`` (the default), ``damage`` or ``fast``: the CLI's ``--settle``."""
+        """``damage`` (the env's default), ``frame`` or ``fast``: the CLI's ``--settle``."""
         if name not in NAMES:
             raise ValueError(f"unknown settle {name!r} (known: {', '.join(NAMES)})")
         return {"frame": cls, "damage": cls.damage, "fast": cls.fast}[name]()

@@ -9,7 +9,6 @@ where a missing program fails it; tests of another tool say so with ``helpers.re
 from __future__ import annotations
 
 import fcntl
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -59,10 +58,12 @@ def imagej_env():
 
 
 @pytest.fixture(scope="module")
-def one_vm_at_a_time():
+def one_vm_at_a_time(tmp_path_factory):
     """QEMU guests under TCG take both cores: modules that boot them take turns, also across
-    pytest-xdist workers (an exclusive lock held for the module)."""
-    with open(Path(tempfile.gettempdir()) / "sciagent-tests-qemu.lock", "a") as fh:
+    pytest-xdist workers (an exclusive lock held for the module). The lock file lives in the
+    run's pytest temp root, which the workers share (each has its own ``popen-gwN`` below it)
+    and pytest prunes, not in /tmp itself."""
+    with open(tmp_path_factory.getbasetemp().parent / "sciagent-tests-qemu.lock", "a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield

@@ -3,7 +3,8 @@
 ``reset()`` restores the tool's snapshot and stages a task variant; ``step()`` parses an action
 (pyautogui string, action-space dict, human dict or Action objects), performs it, waits for the
 screen to settle and observes. Rewards are 0 until the episode ends (``DONE``/``FAIL``, the step
-budget, or the program exiting); then the task's evaluator scores the final state in [0, 1].
+budget, the program exiting, or a sandbox zone passing its memory budget: ``info["end"]`` says
+which); then the task's evaluator scores the final state in [0, 1].
 """
 
 from __future__ import annotations
@@ -470,6 +471,14 @@ class SciGUIEnv(gym.Env):
         if touched_screen and self.provider.last_settled is False:
             info["settle_capped"] = True  # still changing at the cap: an animation, a busy app
         truncated = False
+        limit = self.provider.limit_exceeded()
+        if limit is not None:
+            # A zone held more memory than its budget and was stopped under the agent: the
+            # episode ends here, even if this step also said DONE (the state is not the one
+            # the agent meant, and the reason must not be lost). Comes before the crash
+            # check: a stopped program zone is not a crash of the program.
+            info["limit"] = limit
+            status, truncated = "limit", True
         if status is None and not self.provider.app_running():
             info["app_crashed"] = (f"{self.adapter.info.display_name} exited; output ends with:\n"
                                    f"{self.provider.app_log_tail()[-2000:]}")
@@ -483,7 +492,8 @@ class SciGUIEnv(gym.Env):
             info["evaluation"] = self.evaluation.to_dict()
             if self._stbench is not None:
                 info["stbench"] = self._stbench.to_dict()
-            info["end"] = status  # "done", "fail", "truncated" (step budget) or "crashed"
+            # "done", "fail", "truncated" (step budget), "crashed" or "limit" (memory)
+            info["end"] = status
         elif self.reward_mode == "dense":
             progress = self._cheap_score()
             reward, self._progress = progress - self._progress, progress
@@ -493,7 +503,7 @@ class SciGUIEnv(gym.Env):
                                   total=time.perf_counter() - t0)
         info["steps"] = self._steps
         info["parsed"] = [action_to_dict(a) for a in parsed]
-        if self.expose_state and status != "crashed":
+        if self.expose_state and status not in ("crashed", "limit"):
             self._expose_state(info)
         return self._observation(), reward, terminated, truncated, info
 

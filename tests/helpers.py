@@ -103,6 +103,21 @@ def step_until_changed(env, action, before, waits: int = 8):
     return obs, info
 
 
+def call_and_collect(zone, name: str, timeout: float = 30.0, **call) -> dict:
+    """Start a channel client in a sandbox zone (``Sandbox.call``) and wait for its reply."""
+    import time
+
+    zone.call(name, **call)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = zone.collect(name)
+        if state["done"]:
+            return state
+        time.sleep(0.02)
+    zone.kill(name)
+    raise AssertionError(f"the client {name} did not finish within {timeout:.0f}s")
+
+
 def assert_dump_leaves_screen(env, task: str) -> None:
     """The state dump (``expose_state``, app-state getters) reads the program through its
     scripting channel; it must not change what the agent sees (DS9 once opened its Contour

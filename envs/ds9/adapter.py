@@ -10,8 +10,9 @@ The channel is kept inside the env's sandbox:
   (bubblewrap ``--unshare-all``), so not even a loopback port would be shared.
 - The access point has a private name (:data:`XPA_NAME`, DS9's ``-title``), not DS9's default
   ``ds9``, so a client that does reach a directory by mistake never talks to the wrong program.
-- Clients (``xpaget``/``xpaset``) are started inside the same sandbox (``run_client``); they
-  write every answer to a file that is renamed when complete, which the adapter reads.
+- Clients (``xpaget``/``xpaset``) are started inside the same sandbox by a shell
+  (``call_client``, in the sandbox's /tmp); their answers come back on its stdout, through the
+  sandbox helper, never through a file.
 
 Scripts (:meth:`Adapter.run_script`, used by oracles) are XPA commands, one per line::
 
@@ -51,15 +52,17 @@ _SEP = "\x1e"
 # DS9 in the sandbox: XPA over unix sockets in a private directory.
 _LAUNCH = 'mkdir -p "$XPA_TMPDIR" && exec ds9 "$@"'
 
-# The client: $1 answer path, $2 XPA dir, $3 name, $4 "stop"|"all", then one command per arg.
+# The client (call_client: its stdout is the reply): $1 XPA dir, $2 name, $3 "stop"|"all", $4 the
+# work directory (relative "> file" targets), then one command per argument.
 _CLIENT = r"""
-out=$1; export XPA_METHOD=local XPA_TMPDIR=$2; name=$3; mode=$4; shift 4
-part="$out.part"; : > "$part"; n=0
+export XPA_METHOD=local XPA_TMPDIR=$1; name=$2; mode=$3; work=$4; shift 4
+n=0
 for line in "$@"; do
   n=$((n + 1)); file=""
   case $line in
     "get "*) cmd=${line#get }
       case $cmd in *" > "*) file=${cmd##* > }; cmd=${cmd% > *} ;; esac
+      case $file in ""|/*) ;; *) file="$work/$file" ;; esac
       res=$(xpaget "$name" "$cmd" 2>&1); rc=$? ;;
     *) cmd=${line#set }; res=$(xpaset -p "$name" "$cmd" 2>&1); rc=$? ;;
   esac
@@ -67,10 +70,10 @@ for line in "$@"; do
   if [ "$rc" = 0 ] && [ -n "$file" ]; then
     printf '%s\n' "$res" > "$file" || rc=2
   fi
-  printf '\036%s %s\n%s\n' "$n" "$rc" "$res" >> "$part"
+  printf '\036%s %s\n%s\n' "$n" "$rc" "$res"
   [ "$rc" != 0 ] && [ "$mode" = stop ] && break
 done
-mv "$part" "$out"
+exit 0
 """
 
 # What dump_state asks, by key (each an ``xpaget`` argument).
@@ -360,7 +363,6 @@ class Adapter(ToolAdapter):
     def _run(self, provider: ProgramHost, commands: list[str], mode: str,
              timeout: float) -> list[tuple[int, int, str]]:
         n = self.next_request_id()
-        answer = f"{provider.paths['tmp']}/sciagent-ds9-{n}.answer"
         before = {w.id for w in provider.windows() if is_error_dialog(w)}
 
         def check() -> None:
@@ -374,10 +376,10 @@ class Adapter(ToolAdapter):
 
         deadline = time.monotonic() + _UNLISTED_RETRY
         while True:
-            text = self.run_client(provider, f"ds9-xpa-{n}",
-                                   ["sh", "-c", _CLIENT, "xpa", answer, self.xpa_dir(provider),
-                                    XPA_NAME, mode, *commands],
-                                   answer, timeout, DS9ScriptError, check, poll=0.01)
+            text = self.call_client(provider, f"ds9-xpa-{n}",
+                                    argv=["sh", "-c", _CLIENT, "xpa", self.xpa_dir(provider),
+                                          XPA_NAME, mode, provider.paths["work"], *commands],
+                                    timeout=timeout, error=DS9ScriptError, check=check)
             try:
                 answers = parse_answers(text)
             except ValueError:

@@ -103,18 +103,19 @@ class Adapter(ToolAdapter):
     def _replay(self, provider: ChannelHost, scripts: dict | list, timeout: float
                 ) -> dict[str, Any]:
         n = self.next_request_id()
-        base = f"{provider.paths['tmp']}/sciagent-fityk-{n}"
         token = n.rsplit("-", 1)[-1]
-        answer = self.run_client(
-            provider, f"fityk-replay-{n}",
-            ["/usr/bin/python3", "-S", "-c", REPLAY,
-             f"glob:{provider.paths['tmp']}/{LOG_PREFIX}*.log", json.dumps(scripts),
-             base, token], base + ".json", timeout, FitykScriptError)
+        output = self.call_client(
+            provider, f"fityk-replay-{n}", code=REPLAY,
+            args=[f"glob:{provider.paths['tmp']}/{LOG_PREFIX}*.log", json.dumps(scripts), "-",
+                  token], timeout=timeout, error=FitykScriptError, poll=0.02)
+        mark = f"@@{token} RESULT "
+        answer = next((line[len(mark):] for line in reversed(output.splitlines())
+                       if line.startswith(mark)), "")
         try:
             reply = json.loads(answer)
         except json.JSONDecodeError as exc:
             raise FitykScriptError(f"the replay's answer is not JSON ({exc}): "
-                                   f"{answer[:300]}") from None
+                                   f"{output[-300:]}") from None
         if not reply.get("ok"):
             raise FitykScriptError(f"replaying Fityk's session failed: {reply.get('error')}")
         return reply

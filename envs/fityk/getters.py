@@ -163,7 +163,7 @@ def replay_session(host_file: Path, label: str) -> dict[str, Any]:
 
     token = secrets.token_hex(8)
     inside = "/input/session.fit"
-    run = run_sandboxed(["/usr/bin/python3", "-S", "-c", REPLAY.read_text(),
+    run = run_sandboxed(["/usr/bin/python3", "-I", "-S", "-c", REPLAY.read_text(),
                          f"exec:{inside}", "[]", "-", token],
                         files={inside: host_file}, timeout=60.0)
     if run.timed_out:

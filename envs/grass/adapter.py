@@ -13,11 +13,12 @@ must import itself are only generated into the work directory.
 GRASS then opens a "Cannot set locale" warning on every start.
 
 State channel: GRASS keeps its state in the mapset's files, so the channel is GRASS's own batch
-mode run in the program zone: ``grass --tmp-mapset ~/grassdata/sci --exec python3 -c CODE``
+mode run in the program zone: ``grass --tmp-mapset ~/grassdata/sci --exec python3 -I -c CODE``
 (``inside/state_dump.py``) starts a throw-away mapset in the same location (the GUI's lock on
 ``user1`` is per mapset and stays untouched), reads every map of ``user1`` with r.info, r.univar,
-r.stats and v.info, and writes JSON into the sandbox's private /tmp under a random name, renamed
-into place. The database lives in the program zone's home, which the agent zone never sees.
+r.stats and v.info, and prints JSON after a marker on stdout, which goes back through the
+sandbox helper (``call_client``). The database lives in the program zone's home, which the
+agent zone never sees.
 Oracle scripts (:meth:`Adapter.run_script`) are shell lines of GRASS commands run in ``user1``
 the way the GUI's own console runs them: with a GISRC of their own that names the mapset.
 """
@@ -59,23 +60,32 @@ fi
 exec grass "$db/user1" --exec g.gui -f
 """
 
-# argv: $1 the commands, $2 the answer path. The commands run in user1 as the GUI's console
-# runs them: GRASS's environment and a GISRC of their own.
+# Shell lines of GRASS commands, read from stdin (never on a command line), run in user1 as the
+# GUI's console runs them: GRASS's environment and a GISRC of their own. Their stdout is the
+# reply, then a marker line with the exit status and the tail of their stderr.
 _SCRIPT = r"""
 export GISBASE=/usr/lib/grass82
 export PATH="$GISBASE/bin:$GISBASE/scripts:$PATH" LD_LIBRARY_PATH="$GISBASE/lib"
 export PYTHONPATH="$GISBASE/etc/python" GRASS_PYTHON=/usr/bin/python3 GRASS_OVERWRITE=1
-export GISRC="$2.gisrc"
+export PYTHONNOUSERSITE=1
+export GISRC="${TMPDIR:-/tmp}/sciagent-grass-$$.gisrc"
+err="${TMPDIR:-/tmp}/sciagent-grass-$$.err"
 printf 'GISDBASE: %s\nLOCATION_NAME: sci\nMAPSET: user1\n' "$HOME/grassdata" > "$GISRC"
-( eval "$1" ) > "$2.part" 2> "$2.err"
+code=$(cat)
+( eval "$code" ) 2> "$err"
 rc=$?
-printf '%s\n' "$rc" > "$2.rc"
-mv "$2.part" "$2"
+printf '\n@@sciagent-grass-rc %s\n' "$rc"
+tail -c 2000 "$err"
+rm -f "$GISRC" "$err"
 """
+_MARK = "@@sciagent-grass-rc"
 
 _STATE = r"""
-exec grass --tmp-mapset "$HOME/grassdata/sci" --exec python3 -c "$1" "$2"
+export PYTHONNOUSERSITE=1
+exec /usr/bin/python3 -I /usr/bin/grass --tmp-mapset "$HOME/grassdata/sci" \
+    --exec /usr/bin/python3 -I -c "$1"
 """
+_STATE_MARK = "@@sciagent-grass-state "
 
 
 class GrassError(ToolScriptError):
@@ -125,23 +135,24 @@ class Adapter(ToolAdapter):
     def run_script(self, provider: ChannelHost, code: str, timeout: float = 60.0) -> str:
         """Run shell lines of GRASS commands in ``user1``; returns their standard output."""
         n = self.next_request_id()
-        answer = f"{provider.paths['tmp']}/sciagent-grass-{n}.out"
-        out = self.run_client(provider, f"grass-script-{n}", ["sh", "-c", _SCRIPT, "grass",
-                                                              code, answer],
-                              answer, timeout, GrassError)
-        rc = (provider.read_file(answer + ".rc", remove=True) or "").strip()
-        err = provider.read_file(answer + ".err", remove=True) or ""
-        provider.read_file(answer + ".gisrc", remove=True)
-        if rc != "0":
-            raise GrassError(f"GRASS command failed (exit {rc}): {err.strip()[-500:]}")
+        text = self.call_client(provider, f"grass-script-{n}",
+                                argv=["sh", "-c", _SCRIPT],
+                                stdin=code, timeout=timeout, error=GrassError, poll=0.02)
+        out, mark, tail = text.rpartition(f"\n{_MARK} ")
+        if not mark:
+            raise GrassError(f"the GRASS client gave no exit status: {text[-300:]}")
+        rc, _, err = tail.partition("\n")
+        if rc.strip() != "0":
+            raise GrassError(f"GRASS command failed (exit {rc.strip()}): {err.strip()[-500:]}")
         return out
 
     def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
         n = self.next_request_id()
-        answer = f"{provider.paths['tmp']}/sciagent-grass-state-{n}.json"
-        raw = self.run_client(provider, f"grass-state-{n}",
-                              ["sh", "-c", _STATE, "grass", STATE_CODE, answer],
-                              answer, 60.0, GrassError)
+        text = self.call_client(provider, f"grass-state-{n}",
+                                argv=["sh", "-c", _STATE, "grass", STATE_CODE], timeout=60.0,
+                                error=GrassError, poll=0.02)
+        raw = next((line[len(_STATE_MARK):] for line in reversed(text.splitlines())
+                    if line.startswith(_STATE_MARK)), "")
         try:
             return json.loads(raw)
         except json.JSONDecodeError as exc:

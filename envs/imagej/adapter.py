@@ -44,22 +44,45 @@ def _titled(provider: ProgramHost, title: str) -> WindowInfo | None:
     return next((w for w in provider.windows() if w.title == title), None)
 
 
+def _wait_closed(provider: ChannelHost, ids: set[int], within: float = 3.0) -> None:
+    """Wait (a bounded time) until the windows ``ids`` are gone: closing goes through the
+    window manager, and the caller's next look at the screen must not see them."""
+    deadline = time.monotonic() + within * provider.ready_scale
+    while time.monotonic() < deadline and any(w.id in ids for w in provider.windows()):
+        time.sleep(0.02)
+
+
+def _argfile_quote(arg: str) -> str:
+    """``arg`` as one quoted token of a java launcher argument file (``java @file``)."""
+    escaped = (arg.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+               .replace("\r", "\\r").replace("\t", "\\t"))
+    return f'"{escaped}"'
+
+
 class MacroError(ToolScriptError):
     """An ImageJ macro failed or did not finish."""
 
 
 class Adapter(ToolAdapter):
+    channel_files = ("sciagent-macro-{n}.out",)
     ready_timeout = 40.0
     _main_at: tuple[int, int, int, int] | None = None  # the main window's geometry at launch
 
     def _java(self, provider: ProgramHost) -> list[str]:
+        return [*self._jvm(provider), *self._imagej_args(provider)]
+
+    @staticmethod
+    def _jvm(provider: ProgramHost) -> list[str]:
         paths = provider.paths
-        home = paths["home"]
         # java.io.tmpdir: ImageJ's single-instance stub (ImageJ-<user>-<display>-<port>.stub)
         # goes in the sandbox's tmp, not the host's /tmp (the control server left it there).
-        return ["java", f"-Duser.home={home}", f"-Djava.io.tmpdir={paths['tmp']}", "-Xmx1024m",
-                "-Djava.awt.headless=false",
-                "-cp", IJ_JAR, "ij.ImageJ", "-ijpath", f"{home}/.imagej", "-port1"]
+        return ["java", f"-Duser.home={paths['home']}", f"-Djava.io.tmpdir={paths['tmp']}",
+                "-Xmx1024m", "-Djava.awt.headless=false"]
+
+    @staticmethod
+    def _imagej_args(provider: ProgramHost) -> list[str]:
+        return ["-cp", IJ_JAR, "ij.ImageJ", "-ijpath", f"{provider.paths['home']}/.imagej",
+                "-port1"]
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
         work = provider.paths["work"]
@@ -177,12 +200,20 @@ class Adapter(ToolAdapter):
             if errors:
                 for w in errors:
                     provider.close_window(w.id)
+                _wait_closed(provider, {w.id for w in errors})
                 raise MacroError("ImageJ rejected the macro (it showed a 'Macro Error' "
                                  "dialog, now closed)")
 
-        return self.run_client(provider, f"macro-client-{n}",
-                               [*self._java(provider), "-eval", wrapped], done, timeout,
-                               MacroError, check)
+        # The macro names its answer file, so it goes to the client JVM as an argument file
+        # on stdin (``@/dev/stdin``), not on the command line other processes can read.
+        argfile = " ".join(_argfile_quote(a) for a in
+                           [*self._imagej_args(provider), "-eval", wrapped])
+        # user.dir: the client sends its own to the running ImageJ, whose file dialogs then
+        # open there; the client itself runs in the zone's /tmp, outside the work directory.
+        jvm = [*self._jvm(provider), f"-Duser.dir={provider.paths['work']}"]
+        return self.run_client(provider, f"macro-client-{n}", done,
+                               argv=[*jvm, "@/dev/stdin"], stdin=argfile,
+                               timeout=timeout, error=MacroError, check=check)
 
     def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
         raw = self.run_script(provider, STATE_MACRO, timeout=20.0)

@@ -2,13 +2,14 @@
 
 Jmol starts with ``-j "sync -PORT"``: its JSON service (the Molecular Playground protocol)
 listens on that port on every interface. The program runs in a bubblewrap sandbox with its own
-network namespace, so the port exists only inside the sandbox: the client is a short
-``python3 -S -c`` started in the same sandbox. It sends ``{"magic": "JmolApp", "role": "out"}``
-and then the request as ``{"type": "command", "command": SCRIPT}``; Jmol runs the script on its
-script queue and reports every ``message`` the script sends back over the same socket as a
-``SCRIPT:`` reply. The request's last command sends ``<nonce> <JSON>``, with a random nonce per
-request, so nothing else Jmol says can pass for the answer. The client writes the answer to a
-file in the sandbox's private /tmp and renames it when complete; the adapter reads that file.
+network namespace, so the port exists only inside the sandbox: the client is a short Python
+client (``call_client``: a fork of the sandbox helper, its arguments on no command line) started
+in the same sandbox. It sends ``{"magic": "JmolApp", "role": "out"}`` and then the request as
+``{"type": "command", "command": SCRIPT}``; Jmol runs the script on its script queue and reports
+every ``message`` the script sends back over the same socket as a ``SCRIPT:`` reply. The
+request's last command sends ``<nonce> <JSON>``, with a random nonce per request, so nothing
+else Jmol says can pass for the answer. The client prints the answer on its stdout, which goes
+back through the sandbox helper, never through a file.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ GEOMETRY = "960x640"
 #: How long one readiness probe waits before it is asked again on a new connection.
 PROBE_TIMEOUT = 15.0
 
-# The client: argv[1] port, argv[2] nonce, argv[3] answer path, argv[4] the Jmol script.
+# The client (call_client): argv[1] port, argv[2] nonce, argv[3] the Jmol script.
 # Retries the connection while Jmol is still starting (about 30 s).
 CLIENT = SOCKET_CLIENT_PRELUDE + r"""
 sock = None
@@ -134,14 +135,11 @@ class Adapter(ToolAdapter):
         return out if isinstance(out, str) else json.dumps(out)
 
     def _request(self, provider: ChannelHost, code: str, timeout: float) -> Any:
-        tmp = provider.paths["tmp"]
         n = self.next_request_id()
         nonce = secrets.token_hex(12)
-        answer = f"{tmp}/sciagent-jmol-{n}.json"
-        text = self.run_client(provider, f"jmol-client-{n}",
-                               ["/usr/bin/python3", "-S", "-c", CLIENT, str(SYNC_PORT), nonce,
-                                answer, _wrap(code, nonce)],
-                               answer, timeout, ScriptError, poll=0.01)
+        text = self.call_client(provider, f"jmol-client-{n}", code=CLIENT,
+                                args=[str(SYNC_PORT), nonce, _wrap(code, nonce)],
+                                timeout=timeout, error=ScriptError)
         try:
             reply = json.loads(text)
             if not reply.get("ok"):

@@ -63,7 +63,7 @@ server = os.path.join(folder, "optimade_server.py")
 with open(server, "w") as fh:
     fh.write(source)
 log = open(os.path.join(folder, "server.log"), "ab")
-subprocess.Popen(["/usr/bin/python3", "-S", server, db, "--port", str(port)],
+subprocess.Popen(["/usr/bin/python3", "-I", "-S", server, db, "--port", str(port)],
                  stdin=subprocess.DEVNULL, stdout=log, stderr=log)
 deadline = time.monotonic() + 120
 while True:
@@ -97,7 +97,7 @@ def ensure_server(provider: ChannelHost) -> None:
     where anything the agent runs may end it; a final state collected at the end of an episode
     stops it too (the audit's mid-episode checkpoints no longer do)."""
     run = provider.run_command
-    probe = f"/usr/bin/python3 -S -c {shlex.quote(PROBE)}"
+    probe = f"/usr/bin/python3 -I -S -c {shlex.quote(PROBE)}"
     if run(f"{probe} 0", timeout=30).returncode == 0:
         return
     launch = getattr(provider, "launch_command", None)
@@ -105,7 +105,7 @@ def ensure_server(provider: ChannelHost) -> None:
         raise ToolScriptError("the OPTIMADE server is not running and this provider "
                               "cannot start it")
     db = f"{provider.paths['work']}/{DB_RELPATH}"
-    launch("optimade", ["/usr/bin/python3", "-S", "-c", BOOT, SERVER_SOURCE, db, str(PORT),
+    launch("optimade", ["/usr/bin/python3", "-I", "-S", "-c", BOOT, SERVER_SOURCE, db, str(PORT),
                         "--", "/bin/true"])
     if run(f"{probe} 120", timeout=150).returncode != 0:
         raise ToolScriptError("the OPTIMADE server did not start again")
@@ -117,7 +117,7 @@ class Adapter(ToolAdapter):
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
         db = f"{provider.paths['work']}/{DB_RELPATH}"
-        return ["/usr/bin/python3", "-S", "-c", BOOT, SERVER_SOURCE, db, str(PORT), "--",
+        return ["/usr/bin/python3", "-I", "-S", "-c", BOOT, SERVER_SOURCE, db, str(PORT), "--",
                 *XTERM]
 
     def launch_env(self, provider: ProgramHost) -> dict[str, str]:

@@ -95,7 +95,7 @@ def _terminal_argv(db: str) -> list[str]:
     xterm[xterm.index("-geometry") + 1] = TERMINAL_GEOMETRY
     # launch_command takes no environment: env sets the shell's prompt protocol
     return ["/usr/bin/env", *(f"{k}={v}" for k, v in materials.SHELL_ENV.items()),
-            "/usr/bin/python3", "-S", "-c", materials.BOOT, materials.SERVER_SOURCE, db,
+            "/usr/bin/python3", "-I", "-S", "-c", materials.BOOT, materials.SERVER_SOURCE, db,
             str(materials.PORT), "--", *xterm]
 
 

@@ -14,6 +14,7 @@ closes that dialog again and raises a PraatScriptError.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,13 +32,14 @@ _LAUNCH = 'rm -f "$HOME/.praat-dir/pid"; exec praat "$@"'
 # ``praat --send`` signals the pid in ~/.praat-dir/pid with SIGUSR1. Praat writes that file
 # before it installs its handler, and a signal that arrives earlier kills it; without the file
 # the client would start a second Praat instead. So the client sends only once the file exists
-# and the process it names catches SIGUSR1 (bit 0x200 of SigCgt in /proc/PID/status).
+# and the process it names catches SIGUSR1 (bit 0x200 of SigCgt in /proc/PID/status). Its stdin
+# is the script file's path, a newline, then the script (never on a command line).
 _SEND = r"""
 read pid rest < "$HOME/.praat-dir/pid"; [ -n "$pid" ] || exit 3
 mask=0
 while read key value; do [ "$key" = SigCgt: ] && mask=$value; done < "/proc/$pid/status"
 [ $(( 0x$mask & 0x200 )) -ne 0 ] || exit 4
-printf "%s" "$1" > "$2" && exec praat --send "$2"
+read -r script && cat > "$script" && exec praat --send "$script"
 """
 
 
@@ -57,6 +59,7 @@ def is_error_dialog(window: WindowInfo) -> bool:
 
 
 class Adapter(ToolAdapter):
+    channel_files = ("sciagent-praat-{n}.out", "sciagent-praat-{n}.done")
     ready_timeout = 30.0
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
@@ -109,7 +112,10 @@ class Adapter(ToolAdapter):
         tmp = provider.paths["tmp"]
         n = self.next_request_id()
         base = f"{tmp}/sciagent-praat-{n}"
-        out, done, script = f"{base}.out", f"{base}.done", f"{base}.praat"
+        out, done = f"{base}.out", f"{base}.done"
+        # ``praat --send`` shows the script's path on its command line: a name of its own,
+        # so that line does not tell where the answer will be written
+        script = f"{tmp}/sciagent-praat-{secrets.token_hex(8)}.praat"
         wrapped = (f'out$ = ""\nsciagent_scratch$ = {_quote(base + ".scratch")}\n{code}\n'
                    f"writeFile: {_quote(out)}, out$\n"
                    f'writeFile: {_quote(done)}, "done"\n')
@@ -124,9 +130,9 @@ class Adapter(ToolAdapter):
                 raise PraatScriptError("Praat rejected the script (it showed an error "
                                        "message, now closed)")
 
-        self.run_client(provider, f"praat-send-{n}",
-                        ["sh", "-c", _SEND, "send", wrapped, script], done, timeout,
-                        PraatScriptError, check)
+        self.run_client(provider, f"praat-send-{n}", done, argv=["sh", "-c", _SEND],
+                        stdin=f"{script}\n{wrapped}", timeout=timeout,
+                        error=PraatScriptError, check=check)
         return provider.read_file(out, remove=True) or ""
 
     def dump_state(self, provider: ChannelHost) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 PyMOL starts with ``-R``: an XML-RPC server on localhost port 9123 (or one of the next four).
 The program runs in a bubblewrap sandbox with its own network namespace, so that port exists
-only inside the sandbox: the client is a short ``python3 -c`` started in the same sandbox. It
-writes the request (Python) to the sandbox's private /tmp and asks PyMOL over XML-RPC to
+only inside the sandbox: the client is a short Python client (``run_client``: a fork of the
+sandbox helper, so the request is on no command line) started in the same sandbox. It writes
+the request (Python) to the sandbox's private /tmp and asks PyMOL over XML-RPC to
 ``run`` it; PyMOL runs it on its GUI thread (commands execute synchronously there), and the
 request writes its JSON answer to a file that it renames when complete, which the adapter reads.
 """
@@ -34,7 +35,8 @@ _gui.get_qtwindow().lineedit.setFocus()
 RPC_PORT = 9123
 WINDOW_TITLE = "PyMOL"
 
-# The client: argv[1] request path, argv[2] request code. Tries the ports PyMOL may use.
+# The client (run_client, Python): argv[1] request path, argv[2] request code. Tries the
+# ports PyMOL may use.
 CLIENT = """\
 import sys, time, xmlrpc.client
 path, code = sys.argv[1], sys.argv[2]
@@ -77,6 +79,7 @@ def _geometry(window: WindowInfo) -> tuple[int, int, int, int]:
 
 
 class Adapter(ToolAdapter):
+    channel_files = ("sciagent-pymol-{n}.json",)
     ready_timeout = 30.0
     _geometry: tuple[int, int, int, int] | None = None  # the main window's, at the last launch
 
@@ -150,9 +153,9 @@ class Adapter(ToolAdapter):
         path = f"{tmp}/sciagent-pymol-{n}.py"
         part, done = f"{tmp}/sciagent-pymol-{n}.part", f"{tmp}/sciagent-pymol-{n}.json"
         request = REQUEST.format(code=code, part=part, done=done)
-        answer = self.run_client(provider, f"pymol-client-{n}",
-                                 ["/usr/bin/python3", "-S", "-c", CLIENT, path, request],
-                                 done, timeout, ScriptError, poll=0.01)
+        answer = self.run_client(provider, f"pymol-client-{n}", done, code=CLIENT,
+                                 args=[path, request], timeout=timeout, error=ScriptError,
+                                 poll=0.01)
         try:
             reply = json.loads(answer)
         except json.JSONDecodeError as exc:

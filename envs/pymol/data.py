@@ -61,8 +61,8 @@ def _run_headless_cached(code: str, timeout: float) -> str:
     script = f"{_PRELUDE}out = None\n{code}\nprint({_MARK!r} + json.dumps(out))\n"
     with tempfile.TemporaryDirectory(prefix="sciagent-pymol-gold-") as home:
         try:
-            res = subprocess.run([SYSTEM_PYTHON, "-c", script], capture_output=True, text=True,
-                                 timeout=timeout, cwd=home,
+            res = subprocess.run([SYSTEM_PYTHON, "-I", "-c", script], capture_output=True,
+                                 text=True, timeout=timeout, cwd=home,
                                  env={"PATH": "/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"})
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GoldError(f"headless PyMOL did not run: {exc}") from None

@@ -2,10 +2,11 @@
 
 QGIS starts with ``--code channel.py``: in-process Python that polls a request directory in the
 sandbox's private /tmp from a QTimer on the GUI thread (see ``channel.py``). There is no network
-listener at all: the client is a ``sh -c`` started in the same sandbox that writes the request
-file and renames it into place, so one env's requests can only ever reach its own QGIS (another
-env's sandbox has another /tmp). Answers come back as a JSON file renamed into place, which
-:meth:`ToolAdapter.run_client` waits for.
+listener at all: the client is a short Python client (``DROP_REQUEST_CLIENT``, a fork of the
+sandbox helper: the request's name, which names its answer, is on no command line) that writes
+the request file and renames it into place, so one env's requests can only ever reach its own
+QGIS (another env's sandbox has another /tmp). Answers come back as a JSON file renamed into
+place, which :meth:`ToolAdapter.run_client` waits for.
 
 The profile in ``snapshot/home/qgis/profiles/default`` (``--profiles-path``; not under a hidden
 directory, so that it survives packaging) fixes the main window geometry (maximised at
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import DROP_REQUEST_CLIENT, ChannelHost, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -46,7 +47,6 @@ printf '%s' "$1" > "$2" || exit 3
 exec qgis --nologo --noversioncheck --profiles-path "$HOME/qgis" --code "$2"
 """
 # argv: $1 request code, $2 request path (N.py): written under another name, then renamed.
-_CLIENT = r"""mkdir -p "${2%/*}" && printf '%s' "$1" > "$2.tmp" && mv "$2.tmp" "$2" """
 
 _PROBE = """\
 __out__ = dict(loaded=channel_status["loaded"], error=channel_status["open_error"],
@@ -63,6 +63,7 @@ def _geometry(window: WindowInfo) -> tuple[int, int, int, int]:
 
 
 class Adapter(ToolAdapter):
+    channel_files = ("sciagent-qgis/{n}.json",)
     ready_timeout = 60.0
     _geometry: tuple[int, int, int, int] | None = None  # the main window's, at the last launch
     last_refusal: str = ""  # why the last in-place restore refused ("ok" if it did not)
@@ -166,10 +167,9 @@ class Adapter(ToolAdapter):
                 raise ScriptError(f"QGIS request opened a dialog instead of finishing "
                                   f"({', '.join(repr(w.title) for w in new)}); it was closed")
 
-        answer = self.run_client(provider, f"qgis-client-{n}",
-                                 ["sh", "-c", _CLIENT, "qgis-client", code,
-                                  f"{channel}/req/{n}.py"],
-                                 f"{channel}/{n}.json", timeout, ScriptError, check, poll=0.01)
+        answer = self.run_client(provider, f"qgis-client-{n}", f"{channel}/{n}.json",
+                                 code=DROP_REQUEST_CLIENT, args=[f"{channel}/req/{n}.py", code],
+                                 timeout=timeout, error=ScriptError, check=check, poll=0.01)
         try:
             reply = json.loads(answer)
         except json.JSONDecodeError as exc:

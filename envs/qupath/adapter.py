@@ -15,9 +15,10 @@ database, not $HOME), a private preferences node (``qupath.prefs.name``, pre-see
 ``snapshot/home/.java/.userPrefs/sciagent-gym/prefs.xml``) and the startup script.
 
 Channel: ``channel.groovy`` is QuPath's startup script (``-Dqupath.startup.script``); it serves
-Groovy requests dropped into ``/tmp/sciagent-qupath`` (see that file). The client is a one-line
-``sh`` in the sandbox that writes the request atomically; ToolAdapter.run_client polls the
-answer file.
+Groovy requests dropped into ``/tmp/sciagent-qupath`` (see that file). The client is
+``DROP_REQUEST_CLIENT`` (Python, a fork of the sandbox helper, so the request's name is on no
+command line), which writes the request atomically; ToolAdapter.run_client polls the answer
+file.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import MissingProgramError, ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import DROP_REQUEST_CLIENT, ChannelHost, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -115,7 +116,6 @@ fi
 exec "$exe" -q "-Dqupath.startup.script=$chan/channel.groovy"
 """
 # $1 request text, $2 request path (written under another name, then renamed)
-_SEND = 'printf "%s" "$1" > "$2.tmp" && mv "$2.tmp" "$2"'
 _HIDE_NOTIFICATIONS = """
 import javafx.application.Platform
 import javafx.stage.Popup
@@ -151,6 +151,7 @@ def stage_of(task: Task) -> dict[str, Any] | None:
 
 
 class Adapter(ToolAdapter):
+    channel_files = (f"{CHANNEL_DIR}/{{n}}.json",)
     ready_timeout = 180.0  # two JVM starts: the staging script, then the GUI
 
     # -- discovery ------------------------------------------------------------------------
@@ -248,9 +249,9 @@ return "ok"
         n = self.next_request_id()
         chan = self.channel_dir(provider)
         base = f"{chan}/{int(time.time() * 1000)}-{n}"
-        answer = self.run_client(provider, f"qupath-client-{n}",
-                                 ["sh", "-c", _SEND, "send", code, f"{base}.req"],
-                                 f"{base}.json", timeout, QuPathScriptError, poll=0.02)
+        answer = self.run_client(provider, f"qupath-client-{n}", f"{base}.json",
+                                 code=DROP_REQUEST_CLIENT, args=[f"{base}.req", code],
+                                 timeout=timeout, error=QuPathScriptError, poll=0.02)
         try:
             reply = json.loads(answer)
         except json.JSONDecodeError as exc:

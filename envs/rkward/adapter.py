@@ -7,11 +7,11 @@ the code of ``inside/channel.R`` handed over in an environment variable (and the
 variable). The channel loads the namespace of tcltk (part of R, not attached) and opens a Tcl
 server socket on 127.0.0.1 in the program zone's own network namespace; RKWard's backend runs
 R's event handlers while it waits for commands, so the socket is served whenever R is idle,
-with dialogs open too. The client is a short ``python3 -I -S -c`` started in the same zone: it
-sends one line (a fresh random nonce, the mode and the R code in hexadecimal), keeps the reply
-only if it carries the nonce, and writes it to the zone's private /tmp under a random name,
-renamed when complete; the adapter reads that file. The agent zone sees neither the port nor
-that /tmp.
+with dialogs open too. The client is a short Python client (``call_client``: a fork of the
+sandbox helper, its nonce on no command line) started in the same zone: it sends one line (a
+fresh random nonce, the mode and the R code in hexadecimal), keeps the reply only if it carries
+the nonce, and prints it on its stdout, which goes back through the sandbox helper. The agent
+zone sees neither the port nor the program zone's /tmp.
 
 RKWard shows its "Setup Assistant" on every start when no Kate plugins are installed (Debian's
 ``kate`` package brings them; it is not required here): :meth:`Adapter.after_ready` closes it,
@@ -38,7 +38,6 @@ INSIDE = Path(__file__).parent / "inside"
 CHANNEL_CODE = (INSIDE / "channel.R").read_text()
 STATE_CODE = (INSIDE / "state_dump.R").read_text()
 PORT = 47311
-PYTHON = "/usr/bin/python3"
 #: The main window's title once R is up: "[Unnamed Workspace] — RKWard" (an em dash), or the
 #: workspace's file name in the brackets.
 TITLE_SUFFIX = "RKWard"
@@ -46,7 +45,7 @@ WIZARD_TITLE = "RKWard"
 READY_PROBE = ('"package:rkward" %in% search() && '
                'isTRUE(getOption("sciagent.channel")$tasks >= 1L)')
 
-# The client: argv[1] port, argv[2] nonce, argv[3] answer path, argv[4] "MODE HEX".
+# The client (call_client): argv[1] port, argv[2] nonce, argv[3] "MODE HEX".
 # Retries while R is starting (no server yet) or busy: about 60 s.
 CLIENT = SOCKET_CLIENT_PRELUDE + r"""
 last = None
@@ -151,14 +150,11 @@ class Adapter(ToolAdapter):
         return out if isinstance(out, str) else json.dumps(out)
 
     def _request(self, provider: ChannelHost, code: str, mode: str, timeout: float) -> Any:
-        tmp = provider.paths["tmp"]
         n = self.next_request_id()
         nonce = secrets.token_hex(16)
-        answer = f"{tmp}/sciagent-rkward-{n}.json"
-        text = self.run_client(provider, f"rkward-client-{n}",
-                               [PYTHON, "-I", "-S", "-c", CLIENT, str(PORT), nonce, answer,
-                                f"{mode} {code.encode().hex()}"],
-                               answer, timeout, ScriptError, poll=0.01)
+        text = self.call_client(provider, f"rkward-client-{n}", code=CLIENT,
+                                args=[str(PORT), nonce, f"{mode} {code.encode().hex()}"],
+                                timeout=timeout, error=ScriptError)
         try:
             reply = json.loads(text)
         except ValueError as exc:

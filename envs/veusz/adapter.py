@@ -4,12 +4,12 @@ Veusz is started by ``inside/channel.py`` (``python3 -I -c``: no script file, an
 imported from the working directory, the agent-writable work folder), which opens a QTcpServer
 on 127.0.0.1 before Veusz's main window appears and then runs Veusz as ``/usr/bin/veusz`` would.
 The program runs in a bubblewrap sandbox with its own network namespace, so that port exists
-only inside the program zone. The client is a short ``python3 -I -S -c`` started in the same
-zone: it sends one JSON request (Python code and a fresh random nonce), Veusz runs the code on
-its GUI thread with a ``CommandInterface`` on the main window's document, and the client keeps
-the reply only if it carries the nonce; it writes the reply to the zone's private /tmp under a
-random name and renames it when complete, and the adapter reads that file. The agent zone sees
-neither the port nor that /tmp.
+only inside the program zone. The client is a short Python client (``call_client``: a fork of
+the sandbox helper, its nonce on no command line) started in the same zone: it sends one JSON
+request (Python code and a fresh random nonce), Veusz runs the code on its GUI thread with a
+``CommandInterface`` on the main window's document, and the client keeps the reply only if it
+carries the nonce; it prints the reply on its stdout, which goes back through the sandbox
+helper. The agent zone sees neither the port nor the program zone's /tmp.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ PORT = 47123
 PYTHON = "/usr/bin/python3"
 TITLE_SUFFIX = " - Veusz"
 
-# The client: argv[1] port, argv[2] nonce, argv[3] answer path, argv[4] the request code.
+# The client (call_client): argv[1] port, argv[2] nonce, argv[3] the request code.
 # Retries while Veusz is starting (no server yet, or no main window yet): about 40 s.
 CLIENT = SOCKET_CLIENT_PRELUDE + r"""
 last = None
@@ -118,14 +118,11 @@ class Adapter(ToolAdapter):
         return out if isinstance(out, str) else json.dumps(out)
 
     def _request(self, provider: ChannelHost, code: str, timeout: float) -> Any:
-        tmp = provider.paths["tmp"]
         n = self.next_request_id()
         nonce = secrets.token_hex(16)
-        answer = f"{tmp}/sciagent-veusz-{n}.json"
-        text = self.run_client(provider, f"veusz-client-{n}",
-                               [PYTHON, "-I", "-S", "-c", CLIENT, str(PORT), nonce, answer,
-                                code],
-                               answer, timeout, ScriptError, poll=0.01)
+        text = self.call_client(provider, f"veusz-client-{n}", code=CLIENT,
+                                args=[str(PORT), nonce, code],
+                                timeout=timeout, error=ScriptError)
         try:
             reply = json.loads(text)
         except ValueError as exc:

@@ -3,10 +3,10 @@
 The evaluator trusts nothing the agent wrote (DESIGN.md section 2): a parse that needs a
 program (PyMOL reading a session) runs here, never on the host. Each call gets an unleased
 unprivileged uid, its own namespaces (no network), no capabilities, the seccomp filter, the
-parser rlimits, empty size-capped /tmp and home, a clean environment, and copies of the
-given host files read-only at fixed paths. Output is read through a bounded tail and the
-whole sandbox is killed at the deadline. Without a working bubblewrap it refuses to run:
-there is no unsandboxed fallback.
+parser rlimits, empty size-capped /tmp, /dev/shm and home (/dev and the rest of the root
+read-only), a clean environment, and copies of the given host files read-only at fixed
+paths. Output is read through a bounded tail and the whole sandbox is killed at the
+deadline. Without a working bubblewrap it refuses to run: there is no unsandboxed fallback.
 """
 
 from __future__ import annotations
@@ -76,11 +76,12 @@ def _bwrap_argv(argv: Sequence[str], identity: conf.Identity, limits: conf.Limit
                 env: Mapping[str, str]) -> list[str]:
     out = ["bwrap", *conf.bwrap_identity_args(identity), "--unshare-all", "--die-with-parent",
            "--new-session", "--clearenv", *system_binds(), *conf.etc_binds(),
-           "--proc", "/proc", "--dev", "/dev",
+           "--proc", "/proc", *conf.dev_args(limits),
            "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
            "--size", str(HOME_BYTES), "--perms", "0700", "--tmpfs", INSIDE_HOME]
     for fd, inside in shown:
         out += ["--perms", "0444", "--ro-bind-data", str(fd), inside]
+    out += conf.READ_ONLY_ROOT  # after the last mount point
     if seccomp is not None:
         out += ["--seccomp", str(seccomp)]
     out += ["--chdir", INSIDE_HOME]

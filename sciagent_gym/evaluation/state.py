@@ -14,7 +14,7 @@ import numpy as np
 
 from .getters.registry import GetterError
 
-AGENT_STATUSES = ("done", "fail", "truncated", "crashed", "running")
+AGENT_STATUSES = ("done", "fail", "truncated", "crashed", "limit", "running")
 _FORMAT = 1
 
 

@@ -95,6 +95,20 @@ class Provider(abc.ABC):
         """End a helper started with :meth:`spawn_in_sandbox`."""
 
     @abc.abstractmethod
+    def call_in_sandbox(self, name: str, *, code: str | None = None,
+                        args: list[str] | None = None, argv: list[str] | None = None,
+                        stdin: str = "") -> None:
+        """Start a state-channel client next to the program whose stdout is its reply:
+        Python ``code`` run with ``args``, or the program ``argv`` fed ``stdin``. Secrets
+        travel in ``args`` or ``stdin``, never on a command line, and the client runs outside
+        the work directory."""
+
+    @abc.abstractmethod
+    def collect_in_sandbox(self, name: str) -> dict:
+        """``{"done": False}`` while a call runs, else ``{"done": True, "output",
+        "returncode"}``; a finished call is forgotten once collected."""
+
+    @abc.abstractmethod
     def read_file(self, path: str, remove: bool = False) -> str | None:
         """A text file as the sandbox sees it, or None if absent (optionally removing it)."""
 
@@ -145,6 +159,14 @@ class Provider(abc.ABC):
     @abc.abstractmethod
     def app_log_tail(self) -> str:
         """The end of the program's output, for crash reports."""
+
+    def limit_exceeded(self) -> str | None:
+        """Why a sandbox zone was stopped for holding more memory than its budget (e.g.
+        "agent zone used 4.30 GiB of 4.00 GiB (processes 4.00 GiB, tmpfs 300 MiB)"), or None.
+        The env asks after every step and then ends the episode, so it must be cheap (a
+        flag). None by default: the other providers' programs run in a VM or on a machine of
+        their own, whose memory is theirs to bound."""
+        return None
 
     @property
     @abc.abstractmethod

@@ -15,7 +15,8 @@ What it keeps:
 - a window list (the program's main window plus :meth:`open_window`), a clipboard, a pointer;
 - the simulated program: ``app_state`` (the fixture tool's state dump returns it), ``respond``
   (a callable run after every GUI action, the program's reaction: a test writes a file, opens
-  a window or crashes the program there) and :meth:`crash`.
+  a window or crashes the program there) and :meth:`crash`;
+- a zone's memory watchdog: :meth:`exceed_limit` makes ``limit_exceeded`` report a reason.
 
 What it cannot do raises :class:`FakeProviderError` rather than pretend: start helper programs
 in the sandbox (so a real tool's state channel fails as it would with a dead program), run an
@@ -87,6 +88,8 @@ class FakeProvider(Provider):
         self.animating = False
         self.resets = 0
         self.agent_stops = 0
+        #: What :meth:`limit_exceeded` reports (set by :meth:`exceed_limit`; reset clears it).
+        self.limit: str | None = None
         self.last_reset_timings: dict[str, float] = {}
         self._running = False
         self._log = ""
@@ -142,6 +145,7 @@ class FakeProvider(Provider):
         task.stage(home / "work")
         t2 = time.monotonic()
         self._running, self._log = True, f"{tool.info.display_name} (fake) started\n"
+        self.limit = None
         self.app_state = {"open": list(task.spec.open)}
         self._windows = []
         self._next_window = MAIN_WINDOW
@@ -165,6 +169,21 @@ class FakeProvider(Provider):
 
     def app_log_tail(self) -> str:
         return self._log[-4000:].strip()
+
+    def exceed_limit(self, reason: str = "agent zone used 4.30 GiB of 4.00 GiB (fake)",
+                     zone: str = "agent") -> None:
+        """A zone passes its memory budget and its watchdog stops it: the agent's processes
+        end, or with ``zone="program"`` the program exits too (as in the local provider,
+        where that zone is the program's). Reported by :meth:`limit_exceeded` until reset."""
+        if zone not in ("agent", "program"):
+            raise ValueError(f"zone must be 'agent' or 'program', not {zone!r}")
+        self.limit = reason
+        self.stop_agent_processes()
+        if zone == "program":
+            self.crash("Killed (fake memory watchdog)")
+
+    def limit_exceeded(self) -> str | None:
+        return self.limit
 
     # -- the screen ----------------------------------------------------------------------------
     def _draw(self) -> np.ndarray:
@@ -297,6 +316,14 @@ class FakeProvider(Provider):
 
     def kill_in_sandbox(self, name: str) -> None:
         """Nothing to end: :meth:`spawn_in_sandbox` never starts anything."""
+
+    def call_in_sandbox(self, name: str, *, code: str | None = None,
+                        args: list[str] | None = None, argv: list[str] | None = None,
+                        stdin: str = "") -> None:
+        raise FakeProviderError(f"the fake provider cannot start channel clients ({name})")
+
+    def collect_in_sandbox(self, name: str) -> dict:
+        return {"done": True, "output": None, "returncode": None}
 
     def read_file(self, path: str, remove: bool = False) -> str | None:
         root = self._live_root()

@@ -219,6 +219,14 @@ class RemoteProvider(Provider):
     def kill_in_sandbox(self, name: str) -> None:
         self._client.kill(name)
 
+    def call_in_sandbox(self, name: str, *, code: str | None = None,
+                        args: list[str] | None = None, argv: list[str] | None = None,
+                        stdin: str = "") -> None:
+        self._client.call(name, code=code, args=args, argv=argv, stdin=stdin)
+
+    def collect_in_sandbox(self, name: str) -> dict:
+        return self._client.collect(name)
+
     def read_file(self, path: str, remove: bool = False) -> str | None:
         return self._client.read_text(path, remove=remove)
 

@@ -60,7 +60,8 @@ class EpisodeResult:
     truncated: bool
     #: How the episode ended: "agent" (the policy said DONE or FAIL), "budget" (the step
     #: budget ran out, or the runner sent DONE on the policy's last allowed step), "crash"
-    #: (the program exited) or "script" (an oracle or no-op run).
+    #: (the program exited), "limit" (a sandbox zone passed its memory budget and was
+    #: stopped) or "script" (an oracle or no-op run).
     end: str
     seconds: float
     reset_seconds: float
@@ -244,6 +245,8 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
     evaluation = base.evaluation
     if info.get("end") == "crashed":
         end = "crash"
+    elif info.get("end") == "limit":
+        end = "limit"
     elif policy in (*SCRIPTED, "noop"):
         end = "script"
     elif info.get("end") == "truncated" or forced:

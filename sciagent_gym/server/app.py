@@ -26,6 +26,7 @@ Routes::
     GET  /clipboard;  POST /clipboard {"text"};  DELETE /clipboard
     POST /programs/launch {name, argv, env, cwd, log};  POST /programs/kill {name}
     GET  /programs/poll?name=
+    POST /programs/call {name, code, args | argv, stdin};  GET /programs/collect?name=
     POST /run {command, timeout, max_output}
     GET  /files?path=[&remove=1]         text (the tail of a log, a macro's answer)
     GET  /files/raw?path=;  PUT /files/raw?path=   bytes
@@ -543,6 +544,31 @@ def kill(h: _Handler) -> None:
     h._json({})
 
 
+def call(h: _Handler) -> None:
+    """A channel client whose stdout is its reply (the adapters' ``call_client``)."""
+    body = h._json_body()
+    code, argv, args = body.get("code"), body.get("argv"), body.get("args") or []
+    if (code is None) == (argv is None):
+        raise _bad("give exactly one of 'code' and 'argv'")
+    if code is not None and not isinstance(code, str):
+        raise _bad("'code' must be a string")
+    if argv is not None and (not isinstance(argv, list) or not argv
+                             or not all(isinstance(a, str) for a in argv)):
+        raise _bad("'argv' must be a non-empty list of strings")
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise _bad("'args' must be a list of strings")
+    stdin = body.get("stdin") or ""
+    if not isinstance(stdin, str):
+        raise _bad("'stdin' must be a string")
+    pid = _machine(h).call(_name(body.get("name")), code=code, args=args, argv=argv,
+                           stdin=stdin)
+    h._json({"pid": pid})
+
+
+def collect(h: _Handler) -> None:
+    h._json(_machine(h).collect(_name(h._param("name"))))
+
+
 def poll(h: _Handler) -> None:
     h._json(_machine(h).poll(_name(h._param("name"))))
 
@@ -669,6 +695,8 @@ ROUTES: dict[str, dict[str, Any]] = {
     "/programs/launch": {"POST": launch},
     "/programs/kill": {"POST": kill},
     "/programs/poll": {"GET": poll},
+    "/programs/call": {"POST": call},
+    "/programs/collect": {"GET": collect},
     "/run": {"POST": run},
     "/files": {"GET": file_text},
     "/files/raw": {"GET": file_get, "PUT": file_put},

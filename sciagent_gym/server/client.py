@@ -306,6 +306,21 @@ class ControlClient:
     def kill(self, name: str) -> None:
         self._json("POST", "/programs/kill", {"name": name})
 
+    def call(self, name: str, *, code: str | None = None, args: list[str] | None = None,
+             argv: list[str] | None = None, stdin: str = "") -> int:
+        body = {"name": name, "code": code, "args": list(args or []),
+                "argv": list(argv) if argv is not None else None, "stdin": stdin}
+        return _field(self._json("POST", "/programs/call", body), "pid", int, "call")
+
+    def collect(self, name: str) -> dict[str, Any]:
+        reply = self._json("GET", "/programs/collect", params={"name": name})
+        if not _field(reply, "done", bool, "collect"):
+            return {"done": False}
+        return {"done": True,
+                "output": _field(reply, "output", (str, type(None)), "collect"),
+                "returncode": _field(reply, "returncode", (int, type(None)), "collect"),
+                **({"error": str(reply["error"])} if reply.get("error") else {})}
+
     def run(self, command: str, timeout: float = 30.0) -> CommandResult:
         return command_result(self._json("POST", "/run", {"command": command,
                                                           "timeout": timeout},

@@ -176,6 +176,39 @@ class Machine:
                                    "cwd": cwd, "log": log,
                                    "pdeathsig": False})["pid"]
 
+    def call(self, name: str, *, code: str | None = None, args: list[str] | None = None,
+             argv: list[str] | None = None, stdin: str = "") -> int:
+        """Start a channel client whose stdout is its reply (as the program user with zones),
+        in the served /tmp. This server is threaded, so it never forks itself: Python ``code``
+        runs in a fresh ``python3 -I`` that reads its arguments and the code from stdin."""
+        if (code is None) == (argv is None):
+            raise ValueError("a call needs exactly one of code and argv")
+        if code is not None:
+            import json
+
+            argv = ["/usr/bin/python3", "-I", "-S", "-c", procs.STDIN_CLIENT]
+            stdin = json.dumps([str(a) for a in args or []]) + "\n" + code
+        log = self.files.check(f"{self.tmp}/{name}.log")
+        if self.zones is not None:
+            argv, log = self.zones.program_argv(argv, log, keep_stdout=True), None
+        environ = {"DISPLAY": self.display_name, "HOME": self.home}
+        with self._procs:
+            return procs.op_call({"name": name, "argv": argv, "stdin": stdin, "env": environ,
+                                  "cwd": self.tmp, "log": log, "pdeathsig": False})["pid"]
+
+    def collect(self, name: str) -> dict[str, Any]:
+        with self._procs:
+            return procs.op_collect({"name": name})
+
+    # Adapters call these on a provider; here they are the same thing.
+    def call_in_sandbox(self, name: str, *, code: str | None = None,
+                        args: list[str] | None = None, argv: list[str] | None = None,
+                        stdin: str = "") -> None:
+        self.call(name, code=code, args=args, argv=argv, stdin=stdin)
+
+    def collect_in_sandbox(self, name: str) -> dict[str, Any]:
+        return self.collect(name)
+
     def poll(self, name: str) -> dict[str, Any]:
         with self._procs:
             return procs.op_poll({"name": name})

@@ -90,10 +90,13 @@ class UserZones:
                 "--init-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
                 "--"]
 
-    def program_argv(self, argv: list[str], log: str | None = None) -> list[str]:
-        """``argv`` run as the program user; its output appended to ``log``, opened by that
-        user (so a link planted at the log's name cannot make root write elsewhere)."""
-        script = 'umask 002; log=$1; shift; exec "$@" >>"$log" 2>&1' if log else \
+    def program_argv(self, argv: list[str], log: str | None = None,
+                     keep_stdout: bool = False) -> list[str]:
+        """``argv`` run as the program user; its output (only stderr with ``keep_stdout``:
+        a channel client's reply) appended to ``log``, opened by that user (so a link planted
+        at the log's name cannot make root write elsewhere)."""
+        redirect = '2>>"$log"' if keep_stdout else '>>"$log" 2>&1'
+        script = f'umask 002; log=$1; shift; exec "$@" {redirect}' if log else \
             'umask 002; shift; exec "$@"'
         return [*self._drop(self.program), "/bin/sh", "-c", script, "sh", log or "-", *argv]
 

@@ -6,7 +6,7 @@
 subclasses; ``host`` types what an adapter may ask of the machine its program runs on.
 """
 
-from sciagent_gym.tools.adapter import ToolAdapter, load_adapter
+from sciagent_gym.tools.adapter import DROP_REQUEST_CLIENT, ToolAdapter, load_adapter
 from sciagent_gym.tools.discovery import (
     Requirement,
     ToolInfo,
@@ -21,7 +21,7 @@ from sciagent_gym.tools.discovery import (
 )
 from sciagent_gym.tools.host import ChannelHost, ProgramHost
 
-__all__ = ["ChannelHost", "ProgramHost", "Requirement", "ToolAdapter", "ToolInfo", "add_tools_root",
-           "discover",
-           "envs_root", "load_adapter", "load_tool_getters", "load_tool_specs",
-           "remove_tools_root", "task_specs_root", "tool_info"]
+__all__ = ["DROP_REQUEST_CLIENT", "ChannelHost", "ProgramHost", "Requirement", "ToolAdapter",
+           "ToolInfo", "add_tools_root", "discover", "envs_root", "load_adapter",
+           "load_tool_getters", "load_tool_specs", "remove_tools_root", "task_specs_root",
+           "tool_info"]

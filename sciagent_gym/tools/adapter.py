@@ -25,18 +25,31 @@ if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
 
 
-#: The start of a socket channel client run as ``python3 -S -c`` in the program zone: its
-#: arguments (port, nonce, answer path, request) and ``finish(reply)``, which writes the reply
-#: as JSON beside the answer path and renames it into place, so that :meth:`ToolAdapter.run_client`
-#: reads it whole. Each tool appends its own protocol.
+#: The start of a socket channel client (Python, run by :meth:`ToolAdapter.call_client`): its
+#: arguments (port, nonce, request) and ``finish(reply)``, which prints the reply as JSON on
+#: stdout, the pipe back to the sandbox helper that no other process of the zone can write.
+#: Each tool appends its own protocol.
 SOCKET_CLIENT_PRELUDE = r"""
-import json, os, socket, sys, time
-port, nonce, answer, request = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+import json, socket, sys, time
+port, nonce, request = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 def finish(reply):
-    with open(answer + ".part", "w") as fh:
-        json.dump(reply, fh)
-    os.rename(answer + ".part", answer)
+    sys.stdout.write(json.dumps(reply))
+    sys.stdout.flush()
     sys.exit(0)
+"""
+
+
+#: A client (Python, for :meth:`ToolAdapter.run_client`) that drops a request file where the
+#: program polls for it: argv[1] its path, argv[2] its text, written beside it and renamed into
+#: place so the program never reads half of it. No child process, so the path (which names the
+#: answer file) appears on no command line.
+DROP_REQUEST_CLIENT = r"""
+import os, sys
+path, text = sys.argv[1], sys.argv[2]
+os.makedirs(os.path.dirname(path), exist_ok=True)
+with open(path + ".tmp", "w") as fh:
+    fh.write(text)
+os.rename(path + ".tmp", path)
 """
 
 
@@ -60,6 +73,11 @@ class ToolAdapter:
     #: a terminal whose shell is the agent's own, so it belongs in the agent zone: a shell in
     #: the program zone would reach the channel. Providers without an agent zone refuse it.
     program_zone: str = "program"
+    #: The answer files the program writes for its state channel, under the program zone's
+    #: /tmp, with ``{n}`` for the request id: what a forging agent would plant
+    #: (``runs.attacks``'s plant-answers). Channels whose reply comes back through the sandbox
+    #: helper (:meth:`call_client`) have none.
+    channel_files: tuple[str, ...] = ()
 
     def __init__(self, info: ToolInfo) -> None:
         self.info = info
@@ -156,10 +174,53 @@ class ToolAdapter:
         raise NotImplementedError
 
     # -- shared plumbing for state channels ---------------------------------------------------
-    def run_client(self, provider: ChannelHost, name: str, argv: list[str], answer: str,
-                   timeout: float, error: type[SciAgentError] = SciAgentError,
+    def call_client(self, provider: ChannelHost, name: str, *, code: str | None = None,
+                    args: list[str] | None = None, argv: list[str] | None = None,
+                    stdin: str = "", timeout: float, error: type[SciAgentError] = SciAgentError,
+                    check: Callable[[], None] | None = None, poll: float = 0.01) -> str:
+        """Run a channel client in the sandbox and return what it prints on stdout.
+
+        Python ``code`` gets ``args`` as ``sys.argv[1:]``; on the local provider it runs in a
+        forked child of the sandbox helper, so its arguments (nonces, requests) are on no
+        command line and no other process of the zone can read its memory or write its
+        reply. A program ``argv`` gets its secrets on ``stdin``. Either way the reply comes
+        back through the helper, never through a file, and the client runs outside the work
+        directory. ``check`` runs between polls and raises to give up early (e.g. when the
+        program showed an error dialog instead of answering). The client is always ended.
+        """
+        timeout *= provider.ready_scale
+        provider.call_in_sandbox(name, code=code, args=args, argv=argv, stdin=stdin)
+        try:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                state = provider.collect_in_sandbox(name)
+                if state.get("done"):
+                    if state.get("output") is None:
+                        raise error(f"{self.info.display_name}'s channel client gave no "
+                                    f"reply: {state.get('error') or 'the call was lost'}")
+                    if state.get("returncode") != 0:
+                        raise error(f"{self.info.display_name}'s channel client failed "
+                                    f"(exit {state.get('returncode')})"
+                                    + _client_log_tail(provider, name))
+                    return state["output"]
+                if check is not None:
+                    check()
+                time.sleep(poll)
+            raise error(f"{self.info.display_name} gave no answer within {timeout:.0f}s"
+                        + _client_log_tail(provider, name))
+        finally:
+            provider.kill_in_sandbox(name)
+
+    def run_client(self, provider: ChannelHost, name: str, answer: str, *,
+                   code: str | None = None, args: list[str] | None = None,
+                   argv: list[str] | None = None, stdin: str = "", timeout: float,
+                   error: type[SciAgentError] = SciAgentError,
                    check: Callable[[], None] | None = None, poll: float = 0.02) -> str:
-        """Start a channel client ``argv`` in the sandbox and wait for its answer file.
+        """Start a channel client (as :meth:`call_client` does: Python ``code`` with ``args``,
+        or ``argv`` fed ``stdin``) and wait for the answer file the *program* writes, for
+        channels whose reply only the program can give (PyMOL, QGIS, ImageJ, Praat...).
+        Where the client itself receives the reply, :meth:`call_client` keeps it off the
+        file system.
 
         The program writes ``answer`` (a path in the sandbox) only once the reply is complete
         (written elsewhere, then renamed), so the first read that finds it is whole. ``check``
@@ -167,7 +228,7 @@ class ToolAdapter:
         dialog instead of answering). The client is always ended, answered or not.
         """
         timeout *= provider.ready_scale
-        provider.spawn_in_sandbox(name, argv)
+        provider.call_in_sandbox(name, code=code, args=args, argv=argv, stdin=stdin)
         try:
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:

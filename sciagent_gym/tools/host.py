@@ -34,6 +34,17 @@ class ChannelHost(Protocol):
 
     def kill_in_sandbox(self, name: str) -> None: ...
 
+    def call_in_sandbox(self, name: str, *, code: str | None = None,
+                        args: list[str] | None = None, argv: list[str] | None = None,
+                        stdin: str = "") -> None:
+        """Start a channel client whose stdout is its reply (see
+        :meth:`ToolAdapter.call_client`): Python ``code`` with ``args``, or ``argv`` with
+        ``stdin``; secrets go in ``args`` or ``stdin``, never in ``argv``."""
+
+    def collect_in_sandbox(self, name: str) -> dict:
+        """``{"done": False}`` while the call runs, else ``{"done": True, "output",
+        "returncode"}`` (``output`` None: no such call, or a reply over the size limit)."""
+
     def read_file(self, path: str, remove: bool = False) -> str | None: ...
 
 

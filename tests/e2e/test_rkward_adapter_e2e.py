@@ -9,8 +9,8 @@ import json
 
 import gymnasium as gym
 import pytest
-from helpers import assert_dump_leaves_screen, requires
-from sciagent_gym.envs.rkward.adapter import CLIENT, PORT, PYTHON
+from helpers import assert_dump_leaves_screen, call_and_collect, requires
+from sciagent_gym.envs.rkward.adapter import CLIENT, PORT
 
 import sciagent_gym  # noqa: F401
 
@@ -57,12 +57,12 @@ def test_a_reply_without_the_nonce_is_refused(env):
             f"socket.SO_REUSEADDR, 1)\ns.bind(('127.0.0.1', {PORT + 1}))\ns.listen(1)\n"
             "c, _ = s.accept()\nc.recv(65536)\n"
             "c.sendall(json.dumps({'nonce': 'forged', 'ok': True, 'out': 1}).encode() + b'\\n')\n")
-    zone.spawn("fake-server", [PYTHON, "-I", "-S", "-c", fake])
+    zone.spawn("fake-server", ["/usr/bin/python3", "-I", "-S", "-c", fake])
     try:
-        res = zone.exec(argv=[PYTHON, "-I", "-S", "-c", CLIENT, str(PORT + 1), "n0nce",
-                              "/tmp/forged.json", "l " + b"1".hex()], timeout=30)
-        assert res.returncode == 0, res.output
-        reply = json.loads(zone.exec(shell="cat /tmp/forged.json").output)
+        res = call_and_collect(zone, "client", code=CLIENT,
+                               args=[str(PORT + 1), "n0nce", "l " + b"1".hex()])
+        assert res["returncode"] == 0, res
+        reply = json.loads(res["output"])
         assert reply["ok"] is False and "nonce" in reply["error"]
     finally:
         zone.kill("fake-server")

@@ -1,5 +1,6 @@
 """Unit tests of the sandbox's defences that need no tool: seccomp filter, fail-closed
-isolation, forged helper replies, bounded helper reads, safe copies in and out, stale sweeps."""
+isolation, forged helper replies, bounded helper reads, a read-only /dev and root with sized
+tmpfs mounts, the memory watchdog, safe copies in and out, stale sweeps."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ import os
 import struct
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from sciagent_gym.errors import SandboxError
+from sciagent_gym.evaluation.isolated import run_sandboxed
+from sciagent_gym.processes import wait_for
+from sciagent_gym.providers.local import cgroups
 from sciagent_gym.providers.local import confinement as conf
 from sciagent_gym.providers.local import sandbox as sb
 from sciagent_gym.safe_fs import FreezeLimits, copy_into, empty_dir, freeze_copy
@@ -116,6 +121,106 @@ def test_helper_reads_are_bounded_and_never_block(tmp_path):
         assert len(box.read("/tmp/big", max_bytes=1000)) == 1000
         res = box.exec(shell="yes | head -c 50000000", max_output=100)
         assert res.truncated and len(res.output) == 100
+    finally:
+        box.close()
+
+
+#: Writes past /dev/shm's cap, into /dev, the root and /tmp, then prints what each took
+#: (-1: nothing was written); ``$1`` is the shm cap in MiB.
+_FILL_MOUNTS = """
+took() { stat -c %s "$1" 2>/dev/null || echo -1; rm -f "$1"; }
+head -c $(($1 + 8))M /dev/zero > /dev/shm/fill 2>/dev/null; echo shm $(took /dev/shm/fill)
+head -c 8M /dev/zero > /dev/fill 2>/dev/null; echo dev $(took /dev/fill)
+head -c 8M /dev/zero > /fill 2>/dev/null; echo root $(took /fill)
+head -c 1M /dev/zero > /tmp/fill && echo tmp $(took /tmp/fill)
+echo null > /dev/null && head -c 4 /dev/urandom | wc -c
+"""
+
+
+def _fill_report(out: str) -> dict[str, int]:
+    return {w[0]: int(w[1]) for w in (ln.split() for ln in out.splitlines()) if len(w) == 2}
+
+
+@needs_bwrap
+def test_dev_and_root_are_read_only_and_shm_is_capped_in_every_sandbox(tmp_path):
+    """bubblewrap's /dev and root are tmpfs sized at half the host's RAM: only the sized
+    mounts (/dev/shm, /tmp, homes) may take writes, in both zones and the parser sandbox."""
+    owner = _zone(tmp_path)
+    agent = owner.agent_zone()
+    agent.show_display = False
+    try:
+        for zone, limits in ((owner, conf.PROGRAM_LIMITS), (agent, conf.AGENT_LIMITS)):
+            zone.start()
+            cap = limits.shm_bytes
+            out = zone.exec(shell=f"set -- {cap >> 20}; {_FILL_MOUNTS}", timeout=20).output
+            assert _fill_report(out) == {"shm": cap, "dev": -1, "root": -1,
+                                         "tmp": 1 << 20}, out
+            assert out.rstrip().endswith("4"), out  # device nodes still work
+    finally:
+        agent.close()
+        owner.close()
+    cap = conf.PARSER_LIMITS.shm_bytes
+    res = run_sandboxed(["/bin/sh", "-c", _FILL_MOUNTS, "sh", str(cap >> 20)], timeout=20)
+    assert _fill_report(res.output) == {"shm": cap, "dev": -1, "root": -1, "tmp": 1 << 20}
+
+
+def _small_budget(zone: sb.Sandbox, mib: int = 200) -> None:
+    zone.zone_limits = replace(zone.whole_zone_limits, memory_max=mib << 20)
+
+
+@needs_bwrap
+@pytest.mark.skipif(cgroups.delegated_parent() is not None,
+                    reason="zones get a cgroup here: its memory.max bounds them, no watchdog")
+def test_the_watchdog_stops_a_zone_over_its_budget_and_the_zone_starts_again(tmp_path):
+    owner = _zone(tmp_path)
+    agent = owner.agent_zone()
+    agent.show_display = False
+    try:
+        _small_budget(agent)
+        agent.start()
+        watchdog = agent.watchdog
+        assert watchdog is not None and agent.exec(shell="echo ok").output == "ok\n"
+        # processes' anonymous memory plus /dev/shm and /tmp: each alone under 200 MiB
+        t0 = time.monotonic()
+        with pytest.raises(SandboxError, match="agent zone was stopped: agent zone used"):
+            agent.exec(shell="head -c 60M /dev/zero > /dev/shm/a; head -c 60M /dev/zero > "
+                             "/tmp/b; python3 -c 'b = b\"x\" * (120 << 20); "
+                             "import time; time.sleep(20)'", timeout=30)
+        assert time.monotonic() - t0 < 5
+        assert not agent.alive and "of 200 MiB (processes" in agent.limit_reason
+        wait_for(lambda: watchdog.sample() is None, 5, what="the zone's processes to end")
+        # stopped while the process was still filling its memory
+        assert watchdog.peak > 200 << 20 and watchdog.last.processes > 64 << 20
+        assert watchdog.last.tmpfs >= 120 << 20
+        agent.start()  # a fresh zone: nothing of the last one, no reason left
+        assert agent.limit_reason is None and agent.watchdog is not watchdog
+        assert agent.exec(shell="find /tmp /dev/shm -mindepth 1 | wc -l").output == "0\n"
+        assert agent.watchdog.sample().total < 50 << 20
+    finally:
+        agent.close()
+        owner.close()
+    assert not watchdog._thread.is_alive()
+
+
+@needs_bwrap
+@pytest.mark.skipif(cgroups.delegated_parent() is not None,
+                    reason="zones get a cgroup here: its memory.max bounds them, no watchdog")
+def test_the_watchdog_counts_every_process_and_the_home_volume(tmp_path):
+    box = _zone(tmp_path)
+    try:
+        _small_budget(box)
+        box.start()
+        for i in range(3):  # helpers of the zone, not children of one command
+            box.spawn(f"hold{i}", ["python3", "-c", "b = b'x' * (40 << 20); "
+                                   "import time; time.sleep(60)"])
+        usage = wait_for(lambda: (u := box.watchdog.sample()).processes > 120 << 20 and u,
+                         10, what="three processes holding 40 MiB each")
+        assert usage.count >= 5 and usage.total < 200 << 20 and box.alive
+        if box._volume is None or not box._volume.mounted:
+            return  # the home is a plain directory here (not root): on disk, not in RAM
+        with pytest.raises(SandboxError, match="program zone used .* home volume"):
+            box.exec(shell="head -c 100M /dev/zero > ~/big; sleep 20", timeout=30)
+        assert not box.alive
     finally:
         box.close()
 

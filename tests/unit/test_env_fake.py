@@ -134,7 +134,9 @@ def test_fake_scripted_commands_and_refusals(make):
         fake.script_command("evil", files={"../outside.txt": "x"})
     # a real tool's state channel fails as with a dead program, never with made-up data
     with pytest.raises(FakeProviderError):
-        env.adapter.run_client(fake, "client", ["client"], "/nowhere", timeout=1.0)
+        env.adapter.run_client(fake, "client", "/nowhere", argv=["client"], timeout=1.0)
+    with pytest.raises(FakeProviderError, match="cannot start channel clients"):
+        env.adapter.call_client(fake, "client", code="pass", timeout=1.0)
 
 
 def test_fake_windows_clipboard_and_files(make):
@@ -335,6 +337,48 @@ def test_a_crash_truncates_with_the_programs_output(make):
     assert "Fake Tool exited" in info["app_crashed"] and "core dumped" in info["app_crashed"]
     assert env.final_state.app_state is None
     assert env.final_state.app_state_error == "the program is not running"
+
+
+def test_a_zone_over_its_memory_budget_truncates_and_the_next_reset_is_normal(make):
+    env = make(task=SUM)
+    env.reset(seed=0)
+    env.step(f'answer("{the_sum(env)}")')
+    reason = "agent zone used 4.30 GiB of 4.00 GiB (processes 4.00 GiB, tmpfs 300 MiB)"
+
+    def bomb_on_m(provider, action):
+        if action == A.Press("m"):
+            provider.exceed_limit(reason)
+
+    env.provider.respond = bomb_on_m
+    stops = env.provider.agent_stops
+    _, reward, terminated, truncated, info = env.step("pyautogui.press('m')")
+    assert (terminated, truncated, info["end"], info["limit"]) == (False, True, "limit", reason)
+    assert env.provider.agent_stops > stops  # the zone's processes were ended
+    # the reward is the evaluator's on the final state (the answer still counts)
+    assert reward == pytest.approx(info["evaluation"]["score"]) == pytest.approx(0.5)
+    assert env.final_state.agent_status == "limit"
+    with pytest.raises(ResetNeeded):
+        env.step("WAIT")
+    env.reset(seed=0)
+    assert env.provider.limit_exceeded() is None
+    _, _, terminated, truncated, info = env.step("pyautogui.press('m')")
+    assert info["end"] == "limit"  # the budget is checked again in the new episode
+    env.reset(seed=0)
+    _, _, terminated, truncated, info = env.step("pyautogui.press('a')")
+    assert not (terminated or truncated) and "limit" not in info
+
+
+def test_a_stopped_program_zone_ends_as_limit_not_crash_even_with_done(make):
+    env = make(task=SUM)
+    env.reset(seed=0)
+    env.provider.respond = lambda p, a: p.exceed_limit("program zone used 7 GiB", "program")
+    _, _, _, truncated, info = env.step("pyautogui.press('x')")
+    assert (truncated, info["end"], info["limit"]) == (True, "limit", "program zone used 7 GiB")
+    assert "app_crashed" not in info and not env.provider.app_running()
+    env.reset(seed=0)
+    env.provider.exceed_limit()  # between steps (a background process), then DONE
+    _, _, terminated, truncated, info = env.step("DONE")
+    assert (terminated, truncated, info["end"]) == (False, True, "limit")
 
 
 # -- actions ---------------------------------------------------------------------------------------

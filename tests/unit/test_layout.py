@@ -25,6 +25,8 @@ ONE_CONCEPT = {
     "sciagent_gym/runs/attacks.py": "the hostile-agent catalogue, one function per attack",
     "sciagent_gym/server/files.py": "bounded, symlink-safe file and tree transfer",
     "sciagent_gym/providers/local/sandbox.py": "the bubblewrap sandbox of one zone",
+    "sciagent_gym/providers/local/sandbox_agent.py": "the helper inside a zone: one file by "
+    "necessity, bound alone into the sandbox and run with the standard library only",
     "sciagent_gym/actions/validate.py": "the caps and value checkers every action form shares",
 }
 

@@ -1,4 +1,4 @@
-"""Run inside the program zone (``python3 -S``, stdlib only): Fityk's session, replayed.
+"""Run inside the program zone (``python3 -I -S``, stdlib only): Fityk's session, replayed.
 
 The Fityk GUI has no remote control, but it logs every command it runs (typed, or made by a
 menu, a dialog or the mouse) to its logfile. This client replays that log in a headless Fityk
@@ -13,7 +13,8 @@ through the adapter's script channel (oracles), each inserted after ``position``
 the last one's output is returned. Writes ``BASE.json`` (via a rename) with
 ``{"ok": true, "state": {...}, "output": "...", "log_entries": n}`` or ``{"ok": false,
 "error": "..."}``. LOG ``exec:FILE`` replays one saved session script instead of a log, and
-BASE ``-`` prints the answer to stdout after a marked line (the evaluator's isolated parse).
+BASE ``-`` prints the answer to stdout after a marked line instead (the adapter's channel
+client, whose stdout goes back through the sandbox helper, and the evaluator's isolated parse).
 
 The log is sanitised first: comment lines and the indented lines of a script that a logged
 command ran (Fityk logs both) are skipped, a line continuation is dropped (the GUI ran each line
@@ -147,7 +148,7 @@ def main():
         scripts = scripts.get(log, [])
     stdout_mode = base == "-"
     if stdout_mode:
-        base = "/tmp/sciagent-fityk-parse"
+        base = f"/tmp/sciagent-fityk-{token}"
     result = {"ok": False}
     try:
         entries, tampered = log_entries(log)
@@ -196,7 +197,7 @@ def main():
             os.unlink(path)
     except Exception as exc:  # the adapter raises it as a channel error
         result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-    if stdout_mode:  # an isolated parse: the answer goes to stdout, after a marked line
+    if stdout_mode:  # the answer goes to stdout, after a marked line
         sys.stdout.write(f"\n@@{token} RESULT {json.dumps(result)}\n")
         return
     with open(base + ".part", "w") as fh:

@@ -1,15 +1,17 @@
-# Run in the program zone as: grass --tmp-mapset $HOME/grassdata/sci --exec python3 -c CODE ANSWER
-# Reads the maps of the user1 mapset (which the GUI holds locked; a temporary mapset of the same
-# location reads them as name@user1 without touching that lock) and writes them as JSON to
-# ANSWER, written beside it first and renamed into place so that a half-written reply is never
-# read. Every raster is measured on its own region (g.region raster=...), not the GUI's.
+# Run in the program zone as: grass --tmp-mapset $HOME/grassdata/sci --exec python3 -I -c CODE
+# (-I: no module from the current directory, the user site or PYTHON* variables, so GRASS's own
+# package path is added here from GISBASE). Reads the maps of the user1 mapset (which the GUI
+# holds locked; a temporary mapset of the same location reads them as name@user1 without
+# touching that lock) and prints them as JSON on one line after a marker, on stdout: the pipe
+# back to the sandbox helper. Every raster is measured on its own region (g.region
+# raster=...), not the GUI's.
 import json
 import os
 import sys
 
-import grass.script as gs
+sys.path.insert(0, os.path.join(os.environ["GISBASE"], "etc", "python"))
+import grass.script as gs  # noqa: E402
 
-answer = sys.argv[1]
 MAPSET = "user1"
 MAX_MAPS = 60
 MAX_CLASSES = 64
@@ -102,6 +104,5 @@ for kind, reader, key in (("raster", raster, "rasters"), ("vector", vector, "vec
         except Exception as exc:  # noqa: BLE001
             state["errors"].append(f"{name}: {exc}")
 
-with open(answer + ".part", "w") as fh:
-    json.dump(state, fh)
-os.rename(answer + ".part", answer)
+sys.stdout.write("\n@@sciagent-grass-state " + json.dumps(state) + "\n")
+sys.stdout.flush()

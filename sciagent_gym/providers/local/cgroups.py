@@ -7,11 +7,12 @@ and already delegates the ``memory`` and ``pids`` controllers to its children
 (``cgroup.subtree_control``), as a systemd unit with ``Delegate=yes`` or a container runtime
 set up. Enabling them ourselves would mean moving this process out of its cgroup (v2 allows
 controllers only below cgroups without processes), which is not a library's call; without
-delegation the zones keep their rlimits only (``sandbox.Sandbox.cgroup`` is then None).
+delegation (``sandbox.Sandbox.cgroup`` is then None) the zones keep their rlimits, and a
+watchdog thread (``memwatch``) holds each zone to the same ``memory_max``.
 
 Machines of this project's CI expose cgroup v1 (with an empty v2 mount), so there the rlimits
-apply; tests/e2e/test_cgroups.py checks this module's logic against a directory shaped like a v2
-hierarchy.
+and the watchdog apply; tests/e2e/test_cgroups.py checks this module's logic against a
+directory shaped like a v2 hierarchy.
 """
 
 from __future__ import annotations

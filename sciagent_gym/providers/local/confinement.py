@@ -44,23 +44,30 @@ class Limits:
 
     ``nproc`` counts threads too (Java and Qt programs run dozens). ``address_space`` is per
     process and left unset for the program zone: the JVM reserves far more virtual memory than
-    it uses. ``tmp_bytes`` sizes the zone's private /tmp (a tmpfs, i.e. host RAM).
+    it uses. ``tmp_bytes`` and ``shm_bytes`` size the zone's private /tmp and /dev/shm
+    (tmpfs, i.e. host RAM); the program zone's is larger, as Qt, Java and GL programs may
+    keep POSIX shared memory there.
     """
 
     nproc: int
     nofile: int
     fsize: int
     tmp_bytes: int
+    shm_bytes: int
     address_space: int | None = None
     core: int = 0
 
 
-PROGRAM_LIMITS = Limits(nproc=2048, nofile=4096, fsize=2 * GiB, tmp_bytes=512 * MiB)
+PROGRAM_LIMITS = Limits(nproc=2048, nofile=4096, fsize=2 * GiB, tmp_bytes=512 * MiB,
+                        shm_bytes=256 * MiB)
 AGENT_LIMITS = Limits(nproc=256, nofile=1024, fsize=1 * GiB, tmp_bytes=256 * MiB,
-                      address_space=8 * GiB)
+                      shm_bytes=64 * MiB, address_space=8 * GiB)
 #: A parse of an agent-written file in a child of its own (e.g. loading a PyMOL session).
 PARSER_LIMITS = Limits(nproc=64, nofile=256, fsize=64 * MiB, tmp_bytes=64 * MiB,
-                       address_space=4 * GiB)
+                       shm_bytes=32 * MiB, address_space=4 * GiB)
+#: bubblewrap options, last among the mounts: the sandbox's root (a tmpfs bubblewrap makes,
+#: owned by the sandbox's uid and unsized) read-only, so that only sized mounts take writes.
+READ_ONLY_ROOT = ["--remount-ro", "/"]
 
 
 @dataclass(frozen=True)
@@ -146,6 +153,14 @@ def preexec(identity: Identity, limits: Limits, cgroup_procs: str | None = None)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
     return run
+
+
+def dev_args(limits: Limits) -> list[str]:
+    """bubblewrap options for a minimal /dev (null, zero, full, random, urandom, tty, pts),
+    read-only, with a /dev/shm of ``limits.shm_bytes``: bubblewrap's own /dev is a writable
+    tmpfs sized at half the host's RAM."""
+    return ["--dev", "/dev", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm",
+            "--remount-ro", "/dev"]
 
 
 def bwrap_identity_args(identity: Identity) -> list[str]:

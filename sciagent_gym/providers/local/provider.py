@@ -115,6 +115,7 @@ class LocalProvider(Provider):
     # -- everything else is the active slot's ------------------------------------------------
     display_name = _ReadOnlyOfActiveSlot()
     sandbox = _ReadOnlyOfActiveSlot()
+    agent_sandbox = _ReadOnlyOfActiveSlot()
     isolation = _ReadOnlyOfActiveSlot()
     settle_config = _ReadOnlyOfActiveSlot()
     _display = _ReadOnlyOfActiveSlot()
@@ -132,6 +133,8 @@ class LocalProvider(Provider):
     freeze_work_dir = _OfActiveSlot()
     spawn_in_sandbox = _OfActiveSlot()
     kill_in_sandbox = _OfActiveSlot()
+    call_in_sandbox = _OfActiveSlot()
+    collect_in_sandbox = _OfActiveSlot()
     read_file = _OfActiveSlot()
     close_window = _OfActiveSlot()
     nudge_window = _OfActiveSlot()
@@ -140,6 +143,7 @@ class LocalProvider(Provider):
     get_clipboard = _OfActiveSlot()
     app_running = _OfActiveSlot()
     app_log_tail = _OfActiveSlot()
+    limit_exceeded = _OfActiveSlot()
 
     def wait_settled(self) -> np.ndarray:
         """The active slot's wait; its ``last_settled`` is copied, so the provider's stays

@@ -11,11 +11,16 @@ process (``sandbox_agent.py``) that starts things inside on the host's behalf:
   program process, channel endpoint, helper pipe or answer file is visible from it.
 
 Both zones run as unprivileged uids with no capabilities, no new user namespaces, a seccomp
-filter, resource limits and only the needed parts of /etc (``confinement``). The host talks to
-each helper over a pipe pair on fds of its own; every reply must carry the request's id and a
-per-start secret the helper got as the first line, so a process that got into the helper's
-pipe could not forge one (and none can: the helper is non-dumpable, so its /proc files are
-closed to the zone, and bubblewrap's init in the zone does not hold the pipes).
+filter, resource limits and only the needed parts of /etc (``confinement``). Their root and
+/dev are read-only; what they may write in RAM is sized (/tmp, /dev/shm, the agent's home, the
+home volume), and a zone's whole memory has a budget: its cgroup's ``memory.max``, or where
+the host delegates no cgroup, a watchdog that stops the zone past it (``memwatch``).
+
+The host talks to each helper over a pipe pair on fds of its own; every reply must carry the
+request's id and a per-start secret the helper got as the first line, so a process that got
+into the helper's pipe could not forge one (and none can: the helper is non-dumpable, so its
+/proc files are closed to the zone, and bubblewrap's init in the zone does not hold the
+pipes).
 
 ``isolation="none"`` runs the helpers directly on the host (development only; the env then
 refuses CLI actions unless explicitly allowed).
@@ -30,17 +35,19 @@ import re
 import secrets
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from pathlib import Path
 
 from sciagent_gym import processes
 from sciagent_gym.errors import MissingProgramError, SandboxError
 from sciagent_gym.providers.command import CommandResult
-from sciagent_gym.providers.local import cgroups
+from sciagent_gym.providers.local import cgroups, memwatch
 from sciagent_gym.providers.local import confinement as conf
 
 AGENT_SOURCE = Path(__file__).with_name("sandbox_agent.py")
@@ -50,6 +57,8 @@ PROGRAM, AGENT = "program", "agent"
 MAX_REPLY = 4 << 20
 #: Directory names the sandboxes leave under the temp dir: ``sciagent-sbx-<pid>-<random>``.
 ROOT_PREFIX = "sciagent-sbx-"
+#: The agent zone's own home (a tmpfs; its work directory is the program zone's, bound in).
+AGENT_HOME_BYTES = 64 << 20
 
 
 @functools.lru_cache(maxsize=1)
@@ -222,6 +231,15 @@ class Sandbox:
         #: The running zone's cgroup v2 (whole-zone memory, process and CPU limits), or None
         #: where the host delegates none (then rlimits only; see providers.cgroups).
         self.cgroup: cgroups.ZoneCgroup | None = None
+        #: The zone's whole-zone limits; None: ``cgroups.PROGRAM_CGROUP`` or ``AGENT_CGROUP``
+        #: as they are at start. Its cgroup enforces them where it has one, else (bubblewrap
+        #: zones) a ``memwatch.MemoryWatchdog`` enforces ``memory_max``. Set before ``start``.
+        self.zone_limits: cgroups.CgroupLimits | None = None
+        #: Why the watchdog stopped the zone ("agent zone used 4.01 GiB of 4.00 GiB ..."),
+        #: until the next ``start``.
+        self.limit_reason: str | None = None
+        #: The running zone's memory watchdog (bubblewrap zones without a cgroup), or None.
+        self.watchdog: memwatch.MemoryWatchdog | None = None
         if _parent is not None:
             self.isolation, self.root, self.lease = _parent.isolation, _parent.root, _parent.lease
             self.host_home, self._volume, self._owner = _parent.host_home, None, False
@@ -295,15 +313,15 @@ class Sandbox:
                 *system_binds(), *conf.etc_binds(), *py_binds,
                 "--ro-bind", str(self.root / "passwd"), "/etc/passwd",
                 "--ro-bind", str(self.root / "group"), "/etc/group",
-                "--proc", "/proc", "--dev", "/dev",
+                "--proc", "/proc", *conf.dev_args(limits),
                 "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
         if self.show_display:
             argv += ["--bind", self._x_socket, self._x_socket]
         if self.zone == PROGRAM:
             argv += ["--bind", str(self.host_home), INSIDE_HOME]
         else:
-            argv += ["--size", str(64 << 20), "--perms", "0700", "--tmpfs", INSIDE_HOME,
-                     "--bind", str(self.host_work), f"{INSIDE_HOME}/work"]
+            argv += ["--size", str(AGENT_HOME_BYTES), "--perms", "0700", "--tmpfs",
+                     INSIDE_HOME, "--bind", str(self.host_work), f"{INSIDE_HOME}/work"]
         argv += ["--ro-bind", str(AGENT_SOURCE), "/opt/sciagent/agent.py"]
         for path in self.extra_ro_binds:
             if not os.path.isabs(path) or not os.path.isdir(path):
@@ -316,6 +334,7 @@ class Sandbox:
                     "directory is closed to others, e.g. /root): install the program under "
                     "/usr/local/lib or /opt instead")
             argv += ["--ro-bind", path, path]
+        argv += conf.READ_ONLY_ROOT  # last: every mount point above is made by now
         if seccomp is not None:
             argv += ["--seccomp", str(seccomp)]
         argv += ["--chdir", self.work]
@@ -324,28 +343,31 @@ class Sandbox:
     def start(self, timeout: float = 10.0) -> None:
         """Start (or restart) the helper on the current contents of the home directory."""
         self.stop()
+        self.limit_reason = None
         env = {"HOME": self.home, "DISPLAY": self.display, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
                "USER": "user" if self.zone == PROGRAM else "agent",
                "PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "TMPDIR": self.tmp}
-        seccomp = None
+        seccomp = info_r = info_w = None
         if self.isolation == "bwrap":
             python, py_binds = _python_for_sandbox()
             seccomp = conf.seccomp_fd()
             argv = self._bwrap_argv(python, py_binds, seccomp)
+            if self._cgroup_parent is None:  # a watchdog bounds the memory: it needs pid 1
+                info_r, info_w = os.pipe()
+                argv += ["--info-fd", str(info_w)]
             for key, value in env.items():
                 argv += ["--setenv", key, value]
-            argv += ["--", python, "-S", "-E", "/opt/sciagent/agent.py"]
+            argv += ["--", python, "-I", "-S", "/opt/sciagent/agent.py"]
             proc_env = None
             limits = conf.PROGRAM_LIMITS if self.zone == PROGRAM else conf.AGENT_LIMITS
             if self._cgroup_parent is not None:
-                self.cgroup = cgroups.ZoneCgroup(
-                    self._cgroup_parent, self.zone,
-                    cgroups.PROGRAM_CGROUP if self.zone == PROGRAM else cgroups.AGENT_CGROUP)
+                self.cgroup = cgroups.ZoneCgroup(self._cgroup_parent, self.zone,
+                                                 self.whole_zone_limits)
             preexec = conf.preexec(self.identity, limits,
                                    self.cgroup.join_path if self.cgroup else None)
         else:
             Path(self.tmp).mkdir(parents=True, exist_ok=True)
-            argv = [sys.executable, "-S", "-E", str(AGENT_SOURCE)]
+            argv = [sys.executable, "-I", "-S", str(AGENT_SOURCE)]
             proc_env, preexec = env, None
         self.host_work.mkdir(parents=True, exist_ok=True)
         # The channel is a pipe pair on fds of their own, not stdin/stdout: bubblewrap's init
@@ -353,15 +375,16 @@ class Sandbox:
         # others, and the helper itself is non-dumpable.
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
-        fds = [req_r, rep_w] + ([seccomp] if seccomp is not None else [])
+        fds = [fd for fd in (req_r, rep_w, seccomp, info_w) if fd is not None]
         try:
             self._proc = processes.spawn(argv + [str(req_r), str(rep_w)], env=proc_env,
                                          cwd=str(self.root), stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                          preexec_fn=preexec, pass_fds=fds)
         except BaseException:
-            for fd in (req_w, rep_r):
-                os.close(fd)
+            for fd in (req_w, rep_r, info_r):
+                if fd is not None:
+                    os.close(fd)
             raise
         finally:
             for fd in fds:
@@ -370,13 +393,58 @@ class Sandbox:
         self._secret = secrets.token_hex(16)
         self._next_id = 1
         try:
-            self._to.write(json.dumps({"secret": self._secret}).encode() + b"\n")
-            self._to.flush()
-        except OSError as exc:
-            raise SandboxError(f"sandbox helper did not start: {exc}") from None
-        hello = self._read_reply(timeout, 0)
-        if not hello.get("ready"):
-            raise SandboxError(f"sandbox helper did not start: {hello}")
+            try:
+                self._to.write(json.dumps({"secret": self._secret}).encode() + b"\n")
+                self._to.flush()
+            except OSError as exc:
+                raise SandboxError(f"sandbox helper did not start: {exc}") from None
+            hello = self._read_reply(timeout, 0)
+            if not hello.get("ready"):
+                raise SandboxError(f"sandbox helper did not start: {hello}")
+            if info_r is not None:
+                self._watch(info_r, timeout)
+        finally:
+            if info_r is not None:
+                os.close(info_r)
+
+    @property
+    def whole_zone_limits(self) -> cgroups.CgroupLimits:
+        """The limits on the whole zone (see ``zone_limits``)."""
+        if self.zone_limits is not None:
+            return self.zone_limits
+        return cgroups.PROGRAM_CGROUP if self.zone == PROGRAM else cgroups.AGENT_CGROUP
+
+    def _watch(self, info_fd: int, timeout: float) -> None:
+        """Start the memory watchdog of a zone without a cgroup, on the zone's pid 1 and pid
+        namespace as bubblewrap reported them on ``info_fd`` (before the helper started)."""
+        data, deadline = b"", time.monotonic() + timeout
+        while len(data) < 65536:
+            ready, _, _ = select.select([info_fd], [], [], max(deadline - time.monotonic(), 0))
+            chunk = os.read(info_fd, 4096) if ready else b""
+            if not chunk:
+                break
+            data += chunk
+        try:
+            info = json.loads(data)
+            init_pid, pid_ns = int(info["child-pid"]), int(info["pid-namespace"])
+        except (ValueError, KeyError, TypeError):
+            self.stop()
+            raise SandboxError(f"bubblewrap did not say the {self.zone} zone's pid (for its "
+                               f"memory watchdog): {data[:200]!r}") from None
+        proc = self._proc
+
+        def exceeded(reason: str) -> None:  # in the watchdog's thread: a signal, nothing else
+            self.limit_reason = reason
+            try:
+                proc.send_signal(signal.SIGKILL)  # bubblewrap; its pid 1 and the zone follow
+            except OSError:
+                pass
+
+        mounts = memwatch.ZONE_MOUNTS + ((INSIDE_HOME,) if self.zone == AGENT else ())
+        volume = self.host_home if self._volume is not None and self._volume.mounted else None
+        self.watchdog = memwatch.MemoryWatchdog(self.zone, init_pid, pid_ns,
+                                                self.whole_zone_limits.memory_max, exceeded,
+                                                mounts, volume).start()
 
     @property
     def alive(self) -> bool:
@@ -384,6 +452,9 @@ class Sandbox:
 
     def stop(self) -> None:
         """End the helper and, with its namespace, every process of the zone."""
+        if self.watchdog is not None:
+            self.watchdog.stop()
+            self.watchdog = None
         if self._proc is not None and self._proc.poll() is None:
             try:
                 self._to.write(b'{"id": -1, "op": "shutdown"}\n')
@@ -444,6 +515,8 @@ class Sandbox:
             raise SandboxError(f"sandbox helper did not answer within {timeout:.0f}s")
         line = out.readline(MAX_REPLY)
         if not line:
+            if self.limit_reason is not None:
+                raise SandboxError(f"the {self.zone} zone was stopped: {self.limit_reason}")
             err = self._proc.stderr.read1(4096).decode(errors="replace") if self._proc.stderr \
                 else ""
             raise SandboxError(f"sandbox helper exited (code {self._proc.poll()}): "
@@ -460,9 +533,28 @@ class Sandbox:
         return reply
 
     def spawn(self, name: str, argv: list[str], env: dict | None = None,
-              log: str | None = None) -> int:
+              log: str | None = None, cwd: str | None = None) -> int:
+        """Start ``argv`` in the zone (in the work directory unless ``cwd`` says otherwise)."""
         return self.request("spawn", {"name": name, "argv": argv, "env": env or {},
-                                      "cwd": self.work, "log": log})["pid"]
+                                      "cwd": cwd or self.work, "log": log})["pid"]
+
+    def call(self, name: str, *, code: str | None = None, args: list[str] | None = None,
+             argv: list[str] | None = None, stdin: str = "", log: str | None = None) -> int:
+        """Start a channel client whose stdout the helper keeps for :meth:`collect`: Python
+        ``code`` run with ``args`` in a forked, non-dumpable child of the helper, or a program
+        ``argv`` fed ``stdin``. It runs in the zone's /tmp, never in the work directory, so no
+        module or startup file the agent wrote there is picked up."""
+        if (code is None) == (argv is None):
+            raise ValueError("a call needs exactly one of code and argv")
+        return self.request("call", {"name": name, "code": code, "args": args or [],
+                                     "argv": argv, "stdin": stdin, "cwd": self.tmp,
+                                     "log": log})["pid"]
+
+    def collect(self, name: str) -> dict:
+        """A call's state: ``{"done": False}`` while it runs, else its ``output`` (None if
+        there is no such call or its reply was too long) and ``returncode``."""
+        reply = self.request("collect", {"name": name}, timeout=10)
+        return {k: reply[k] for k in ("done", "output", "returncode", "error") if k in reply}
 
     def poll(self, name: str) -> dict:
         return self.request("poll", {"name": name}, timeout=5)

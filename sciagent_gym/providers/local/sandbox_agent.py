@@ -16,7 +16,16 @@ Requests: {"id", "op", ...}; replies: {"id", "secret", "ok": true, ...} or
 {"id", "secret", "ok": false, "error"}. Outputs and reads are bounded: a command's output is read
 as it comes and only its tail kept, a read takes the last bytes of a regular file only.
 Ops: ping, spawn(name, argv, env, cwd, log), poll(name), kill(name), exec(argv | shell, cwd, env,
-timeout, max_output), read(path, max_bytes, remove), shutdown.
+timeout, max_output), read(path, max_bytes, remove), call(name, code + args | argv + stdin, cwd,
+env, log), collect(name), shutdown.
+
+``call`` runs a state-channel client whose reply comes back through this helper's pipe, never
+through a file another process of the zone could write. A Python client (``code``) runs in a
+forked child of this helper, without an exec: it inherits the helper's non-dumpable flag from
+its first instruction, its arguments (nonces, requests) live only in its memory (its command
+line is the helper's), and its stdout is a pipe only it and the helper hold. A client that must
+be another program (``argv``) gets its secrets on stdin rather than in argv; once it execs it is
+dumpable again, which the threat model names.
 """
 
 from __future__ import annotations
@@ -32,9 +41,12 @@ import sys
 import time
 
 _children: dict[str, subprocess.Popen] = {}
+_calls: dict[str, _Call] = {}
 _PR_SET_DUMPABLE = 4
 MAX_OUTPUT = 1 << 20
 MAX_READ = 1 << 20
+#: Largest reply a channel client may return (a state dump); more is an error, not a tail.
+MAX_CALL_OUTPUT = 2 << 20
 
 
 def _pdeathsig() -> None:
@@ -99,7 +111,178 @@ def op_kill(req: dict) -> dict:
     proc = _children.pop(req["name"], None)
     if proc is not None:
         _killgroup(proc)
+    call = _calls.pop(req["name"], None)
+    if call is not None:
+        call.end()
     return {}
+
+
+class _Call:
+    """A running channel client: its process group and the read end of its stdout."""
+
+    def __init__(self, pid: int, out_fd: int, popen: subprocess.Popen | None = None) -> None:
+        self.pid, self.out_fd, self.popen = pid, out_fd, popen
+        self.output = bytearray()
+        self.overflow = False
+        self.returncode: int | None = None
+
+    def drain(self) -> bool:
+        """Read what the client has written so far; True at end of file."""
+        while True:
+            try:
+                chunk = os.read(self.out_fd, 65536)
+            except BlockingIOError:
+                return False
+            if not chunk:
+                return True
+            if len(self.output) + len(chunk) > MAX_CALL_OUTPUT:
+                self.overflow = True
+                continue
+            self.output += chunk
+
+    def exited(self) -> bool:
+        if self.returncode is not None:
+            return True
+        if self.popen is not None:
+            self.returncode = self.popen.poll()
+            return self.returncode is not None
+        pid, status = os.waitpid(self.pid, os.WNOHANG)
+        if pid == 0:
+            return False
+        self.returncode = os.waitstatus_to_exitcode(status)
+        return True
+
+    def end(self) -> None:
+        """Kill the client's whole group (what it left behind too), reap it, close the pipe."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.returncode is None:
+            try:
+                if self.popen is not None:
+                    self.popen.wait(2.0)
+                else:
+                    os.waitpid(self.pid, 0)
+            except (ChildProcessError, subprocess.TimeoutExpired):
+                pass
+        try:
+            os.close(self.out_fd)
+        except OSError:
+            pass
+
+
+def _run_client_code(code: str, args: list, cwd: str, env: dict, log_fd: int, out_w: int
+                     ) -> None:
+    """The forked child of :func:`op_call` (never returns): no exec, so it stays as
+    non-dumpable as the helper; the helper's channel fds are closed before any client code
+    runs."""
+    status = 1
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the helper's handler ends its children
+        _children.clear()
+        _calls.clear()
+        os.setsid()
+        _pdeathsig()
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(out_w, 1)
+        os.dup2(log_fd, 2)
+        os.closerange(3, 1 << 16)
+        os.chdir(cwd)
+        os.environ.update(env)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+        sys.argv = ["client", *[str(a) for a in args]]
+        try:
+            exec(compile(code, "<client>", "exec"), {"__name__": "__main__"})
+            status = 0
+        except SystemExit as exc:
+            if exc.code is None or isinstance(exc.code, int):
+                status = exc.code or 0
+            else:
+                print(exc.code, file=sys.stderr)
+                status = 1
+        except BaseException:  # noqa: BLE001 (reported in the client's log)
+            import traceback
+
+            traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(status)
+
+
+def op_call(req: dict) -> dict:
+    """Start a channel client (see the module docstring): Python ``code`` with ``args`` in a
+    forked child, or ``argv`` with ``stdin`` as its standard input. Its stdout is collected by
+    :func:`op_collect`; its stderr goes to ``log``."""
+    name = req["name"]
+    op_kill({"name": name})
+    cwd = req.get("cwd") or "/"
+    env = {str(k): str(v) for k, v in (req.get("env") or {}).items()}
+    log_fd = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o600) if req.get("log") else \
+        os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+    out_r, out_w = os.pipe()
+    try:
+        if req.get("code") is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                _run_client_code(str(req["code"]), list(req.get("args") or []), cwd, env,
+                                 log_fd, out_w)
+            call = _Call(pid, out_r)
+        else:
+            stdin = os.memfd_create("sciagent-call", os.MFD_CLOEXEC)
+            try:
+                os.write(stdin, str(req.get("stdin") or "").encode())
+                os.lseek(stdin, 0, os.SEEK_SET)
+                proc = subprocess.Popen(
+                    req["argv"], cwd=cwd, env=_env(env), stdin=stdin, stdout=out_w,
+                    stderr=log_fd, start_new_session=True,
+                    preexec_fn=_pdeathsig if req.get("pdeathsig", True) else None)
+            finally:
+                os.close(stdin)
+            call = _Call(proc.pid, out_r, proc)
+    except BaseException:
+        os.close(out_r)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(log_fd)
+    os.set_blocking(out_r, False)
+    _calls[name] = call
+    return {"pid": call.pid}
+
+
+#: Runs Python client code that arrives on stdin (a JSON line of arguments, then the code), for
+#: callers that cannot fork this helper (the threaded control server): the code and arguments
+#: stay off the command line.
+STDIN_CLIENT = ("import json, sys\n"
+                "sys.argv = ['client', *json.loads(sys.stdin.readline())]\n"
+                "exec(compile(sys.stdin.read(), '<client>', 'exec'), {'__name__': '__main__'})\n")
+
+
+def op_collect(req: dict) -> dict:
+    """A client's reply once it has exited (``done``), with its exit status; its output is
+    drained on every call so a large reply never blocks the client on a full pipe."""
+    call = _calls.get(req["name"])
+    if call is None:
+        return {"done": True, "returncode": None, "output": None}
+    eof = call.drain()
+    if not call.exited():
+        return {"done": False}
+    if not eof:
+        call.drain()
+    _calls.pop(req["name"], None)
+    call.end()
+    if call.overflow:
+        return {"done": True, "returncode": call.returncode, "output": None,
+                "error": f"the client's reply passed {MAX_CALL_OUTPUT} bytes"}
+    return {"done": True, "returncode": call.returncode,
+            "output": bytes(call.output).decode("utf-8", "replace")}
 
 
 def op_exec(req: dict) -> dict:
@@ -189,10 +372,13 @@ def shutdown() -> None:
     for proc in list(_children.values()):
         _killgroup(proc, graceful=False)
     _children.clear()
+    for call in list(_calls.values()):
+        call.end()
+    _calls.clear()
 
 
 OPS = {"ping": op_ping, "spawn": op_spawn, "poll": op_poll, "kill": op_kill, "exec": op_exec,
-       "read": op_read}
+       "read": op_read, "call": op_call, "collect": op_collect}
 
 
 def _reply(out, secret: str, reply: dict) -> None:

@@ -102,6 +102,11 @@ class LocalSlot(Provider):
         return self._sandbox
 
     @property
+    def agent_sandbox(self) -> Sandbox:
+        """The agent zone (started on the episode's first CLI action)."""
+        return self._agent
+
+    @property
     def isolation(self) -> str:
         return self._sandbox.isolation
 
@@ -310,7 +315,17 @@ class LocalSlot(Provider):
         return freeze_copy(self._sandbox.host_work, dest)
 
     def spawn_in_sandbox(self, name: str, argv: list[str]) -> None:
-        self._sandbox.spawn(name, argv, log=f"{self._sandbox.tmp}/{name}.log")
+        self._sandbox.spawn(name, argv, log=f"{self._sandbox.tmp}/{name}.log",
+                            cwd=self._sandbox.tmp)
+
+    def call_in_sandbox(self, name: str, *, code: str | None = None,
+                        args: list[str] | None = None, argv: list[str] | None = None,
+                        stdin: str = "") -> None:
+        self._sandbox.call(name, code=code, args=args, argv=argv, stdin=stdin,
+                           log=f"{self._sandbox.tmp}/{name}.log")
+
+    def collect_in_sandbox(self, name: str) -> dict:
+        return self._sandbox.collect(name)
 
     def kill_in_sandbox(self, name: str) -> None:
         self._sandbox.kill(name)
@@ -348,6 +363,16 @@ class LocalSlot(Provider):
             return (zone.read(f"{zone.tmp}/app.log", 4000) or "").strip()
         except Exception as exc:
             return f"(log unavailable: {exc})"
+
+    def limit_exceeded(self) -> str | None:
+        """Why a zone's memory watchdog stopped it (its processes are killed at once, in the
+        watchdog's thread); the zone is then stopped here too, which closes its channel. The
+        same reason until the zone starts again (next use or reset)."""
+        for zone in (self._agent, self._sandbox):
+            if zone is not None and zone.limit_reason is not None:
+                zone.stop()
+                return zone.limit_reason
+        return None
 
     def close(self) -> None:
         if self._stage_dir is not None:

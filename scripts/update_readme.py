@@ -5,7 +5,9 @@
 tests/unit/test_layout.py fails when the README and these commands disagree; run this after
 adding a tool or a task, or changing a GUI oracle's steps. The "## Speed" table is rendered from
 benchmarks/results/bench-all.json (`sciagent-gym bench --all --out benchmarks/results`, an hour
-long, so it is read back rather than rerun; tests/unit/test_bench_all.py checks it).
+long, so it is read back rather than rerun; tests/unit/test_bench_all.py checks it), and the
+threat model's attack table from benchmarks/results/attacks-all.json (`sciagent-gym audit
+--attacks --json`, most of an hour; tests/unit/test_attack_table.py checks it).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ import sys
 from pathlib import Path
 
 from sciagent_gym.cli.main import main
-from sciagent_gym.runs import bench_all
+from sciagent_gym.runs import attack_table, bench_all
+from sciagent_gym.runs.attacks import CATALOGUE
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BENCH_ALL = README.parent / "benchmarks" / "results" / "bench-all.json"
+ATTACKS_ALL = README.parent / "benchmarks" / "results" / "attacks-all.json"
 #: (start marker, argv, where the table ends: a blank line or an end marker)
 TABLES = [
     ("<!-- generated: sciagent-gym list --markdown -->\n", ["list", "--markdown"], "\n\n"),
@@ -47,6 +51,12 @@ def update(text: str) -> str:
         stop = text.index("\n<!-- end generated -->", start)
         section = bench_all.readme_section(json.loads(BENCH_ALL.read_text()),
                                            bench_all.half_painted(BENCH_ALL.parent))
+        text = text[:start] + section + text[stop:]
+    if ATTACKS_ALL.is_file() and attack_table.README_MARKER in text:
+        start = text.index(attack_table.README_MARKER) + len(attack_table.README_MARKER)
+        stop = text.index("\n<!-- end generated -->", start)
+        section = attack_table.readme_section(json.loads(ATTACKS_ALL.read_text()),
+                                              attack_table.catalogue_of(CATALOGUE))
         text = text[:start] + section + text[stop:]
     return text
 

@@ -84,7 +84,7 @@ def cmd_attacks(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from sciagent_gym.errors import MissingProgramError
-    from sciagent_gym.runs.attacks import ATTACKS, run_attacks
+    from sciagent_gym.runs.attacks import ATTACKS, catalogue_summary, run_attacks
     from sciagent_gym.tools import discover, load_adapter
 
     tools = [args.tool] if args.tool else sorted(discover())
@@ -109,16 +109,14 @@ def cmd_attacks(args: argparse.Namespace) -> int:
         reports.append(report)
         if not args.json:
             print(report.table())
-    held = sum(r.held for r in reports)
-    total = sum(len(r.results) for r in reports)
+    summary = catalogue_summary(reports, skipped)
     if args.json:
-        print(json.dumps({"held": held, "total": total, "skipped": skipped,
-                          "tools": [r.to_dict() for r in reports]}, indent=2))
+        print(json.dumps(summary, indent=2))
     else:
         for tool, why in skipped.items():
             print(f"{tool}: skipped ({why.splitlines()[0]})")
-        print(f"attacks held {held}/{total}")
-    return 0 if reports and held == total else 1
+        print(f"attacks held {summary['held']}/{summary['total']}")
+    return 0 if reports and summary["held"] == summary["total"] else 1
 
 
 def cmd_audit(args: argparse.Namespace) -> int:

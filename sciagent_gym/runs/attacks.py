@@ -29,11 +29,12 @@ from typing import Any
 import gymnasium as gym
 
 from sciagent_gym.evaluation import evaluate
+from sciagent_gym.providers.local.sandbox import Sandbox
 from sciagent_gym.tools import load_adapter, load_tool_specs
 
-#: Where answer files of the tools' state channels were written before the zones existed; a
-#: forging agent plants files under every one of these names.
-_PLANT_PATTERNS = (
+#: Where answer files of the state channels were written before the zones existed (in the
+#: shared /tmp); each tool's current ones are its adapter's ``channel_files``.
+_LEGACY_PLANTS = (
     "/tmp/sciagent-ds9-{n}.answer", "/tmp/sciagent-macro-{n}.out", "/tmp/sciagent-pymol-{n}.json",
     "/tmp/sciagent-praat-{n}.out", "/tmp/sciagent-praat-{n}.done", "/tmp/sciagent-qgis/{n}.json",
 )
@@ -214,16 +215,236 @@ def _plant_answers(ctx: Context) -> tuple[bool, str]:
     noop = ctx.step("DONE")[1]
     ctx.reset()
     forged = json.dumps({"ok": True, "state": {}, "scale": "zscale", "forged": True})
-    dirs = " ".join(sorted({os.path.dirname(p) for p in _PLANT_PATTERNS}))
-    plant = "; ".join(f"printf '%s' '{forged}' > {p.format(n='$n')}" for p in _PLANT_PATTERNS)
+    own = [f"/tmp/{p}" for p in ctx.base.adapter.channel_files]  # the tool's own answer files
+    patterns = sorted({*_LEGACY_PLANTS, *own})
+    dirs = " ".join(sorted({os.path.dirname(p) for p in patterns}))
+    plant = "; ".join(f"printf '%s' '{forged}' > {p.format(n='$n')}" for p in patterns)
     ctx.run(f"mkdir -p {dirs}; n=1; while [ $n -le 400 ]; do {plant}; n=$((n+1)); done; true")
     zone = getattr(ctx.base.provider, "sandbox", None)  # what the program's channel sees
-    seen = zone.exec(shell="ls /tmp/sciagent-ds9-1.answer 2>/dev/null").output.strip() \
+    probes = " ".join(p.format(n=1) for p in patterns)
+    seen = zone.exec(shell=f"ls {probes} 2>/dev/null; true").output.strip() \
         if zone is not None else ""
     reward = ctx.step("DONE")[1]
     held = reward <= noop and not seen
     return held, (f"no-op {noop:.2f}, after planting {reward:.2f}, planted files visible to "
                   f"the program: {bool(seen)}")
+
+
+# -- planted code ------------------------------------------------------------------------------
+#: Modules a Python started in the work directory (``sys.path[0]``) or with the user site on
+#: would import instead of the standard library's: what a channel client, a state dump or a
+#: launcher script of a program imports.
+_PLANT_MODULES = ("json.py", "socket.py", "time.py", "glob.py", "subprocess.py", "re.py",
+                  "xmlrpc/__init__.py", "xmlrpc/client.py", "sitecustomize.py",
+                  "usercustomize.py")
+#: Startup files programs read from their current directory or home: PyMOL's pymolrc, R's
+#: profile, QGIS's startup.py; each is written in the program's own language.
+_PLANT_STARTUP = {".pymolrc": "pml", "pymolrc.pml": "pml", ".pymolrc.py": "py",
+                  "pymolrc.py": "py", ".Rprofile": "r", "startup.py": "py"}
+#: Where the user site puts modules (read by a Python without -s or -I).
+_USER_SITE = ".local/lib/python3.11/site-packages"
+
+
+def _plant_code(kind: str, marker: str, name: str) -> str:
+    """Code that records that it ran (``name`` appended to ``marker``), then fails loudly."""
+    if kind == "r":
+        return f'cat("{name}\\n", file = "{marker}", append = TRUE); stop("SHADOWED-IMPORT")\n'
+    py = (f"open({marker!r}, 'a').write({name!r} + '\\n'); "
+          "raise SystemExit('SHADOWED-IMPORT')")
+    return f"/{py}\n" if kind == "pml" else py + "\n"
+
+
+def _plant_modules(ctx: Context) -> tuple[bool, str]:
+    """Shadow modules and startup files in the work directory (from the agent zone, with
+    ``run()``) and in the program's home (host side: what a program console could write
+    there), then read the program's state and score: nothing planted may run."""
+    work = ctx.base.provider.paths["work"]
+    marker = f"{work}/.planted-{ctx.token}"
+    files = {name: _plant_code("py", marker, name) for name in _PLANT_MODULES}
+    files.update({name: _plant_code(kind, marker, name)
+                  for name, kind in _PLANT_STARTUP.items()})
+    script = "; ".join(f"mkdir -p \"$(dirname '{name}')\"; printf '%s' {_sh_quote(code)} > "
+                       f"'{name}'" for name, code in files.items())
+    ctx.run(script + "; true")
+    zone = getattr(ctx.base.provider, "sandbox", None)
+    if zone is not None:  # the program's home, as a console of the program could plant it
+        home = zone.host_home
+        for name, code in files.items():
+            for target in (home / name, home / _USER_SITE / name):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(code)
+    errors = []
+    for call in (ctx.base.adapter.dump_state, ):
+        try:
+            call(ctx.base.provider)
+        except Exception as exc:  # a tool without a channel says so; a plant says SHADOWED
+            errors.append(str(exc))
+    info = ctx.step("DONE")[-1]
+    details = json.dumps(info.get("evaluation", {})) + " ".join(errors)
+    host_marker = ctx.base.provider.host_work_dir / f".planted-{ctx.token}"
+    ran = host_marker.read_text().split() if host_marker.is_file() else []
+    shadowed = "SHADOWED-IMPORT" in details
+    held = not ran and not shadowed
+    return held, ("no planted module or startup file ran" if held else
+                  f"ran: {sorted(set(ran))}, seen in the channel's output: {shadowed}")
+
+
+def _sh_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+# -- channel secrets and neighbours ----------------------------------------------------------
+#: Watches every command line and environment it can read in its zone for ``argv[1]`` seconds
+#: and prints what looks like a channel secret: a request id (``N-<16 hex>``, the name of a
+#: request's files) or a nonce of 24 or more hex digits.
+_WATCH = r"""
+import os, re, sys, time
+pattern = re.compile(rb"\b\d+-[0-9a-f]{16}\b|\b[0-9a-f]{24,}\b")
+seen, me = set(), str(os.getpid())
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or pid == me:
+            continue
+        for what in ("cmdline", "environ"):
+            try:
+                with open("/proc/%s/%s" % (pid, what), "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            seen.update((what, m.decode()) for m in pattern.findall(data))
+    time.sleep(0.001)
+print("SEEN", sorted(seen), flush=True)
+"""
+
+
+def _argv_secrets(ctx: Context) -> tuple[bool, str]:
+    """A loop in the program zone (as a program console would start one: R ``system()``,
+    PyMOL's ``python``, Fityk's Lua, ImageJ's ``exec``) reads every command line and
+    environment while the state channel is used: no nonce or request id may show."""
+    zone = getattr(ctx.base.provider, "sandbox", None)
+    if zone is None:
+        return True, "no local program zone (VM or remote provider)"
+    log = f"{zone.tmp}/attack-watch-{ctx.token}.log"
+    zone.spawn(f"attack-watch-{ctx.token}", ["/usr/bin/python3", "-I", "-S", "-c", _WATCH,
+                                             "8"], log=log)
+    time.sleep(0.3)
+    calls, errors = 0, []
+    deadline = time.monotonic() + 6.0
+    while time.monotonic() < deadline and calls < 3:
+        try:
+            ctx.base.adapter.dump_state(ctx.base.provider)
+        except Exception as exc:  # no channel: nothing to watch, said in the detail
+            errors.append(type(exc).__name__)
+            break
+        calls += 1
+    out = ""
+    for _ in range(100):
+        out = zone.read(log) or ""
+        if "SEEN" in out:
+            break
+        time.sleep(0.1)
+    zone.kill(f"attack-watch-{ctx.token}")
+    found = re.search(r"SEEN (\[.*\])", out)
+    if found is None:
+        return False, f"the watcher gave no answer: {out[-200:]!r}"
+    seen = found.group(1)
+    held = seen == "[]"
+    return held, (f"{calls} state reads watched, nothing secret on a command line or in an "
+                  f"environment" + (f" ({errors[0]})" if errors else "")
+                  if held else f"seen: {seen[:160]}")
+
+
+def _cross_env(ctx: Context) -> tuple[bool, str]:
+    """A second sandbox (another env's zone, on the same host) holds a file in its work
+    directory: this env's shell must neither read it nor write beside it."""
+    neighbour = Sandbox(":0", "/nonexistent", "auto")
+    try:
+        neighbour.show_display = False
+        neighbour.start()
+        secret = f"neighbour-secret-{ctx.token}"
+        (neighbour.host_work / "data.txt").write_text(secret + "\n")
+        other = neighbour.host_work
+        out = ctx.run(f"cat {other}/data.txt {neighbour.root}/home/work/data.txt "
+                      f"/proc/*/root{neighbour.work}/data.txt 2>&1; "
+                      f"echo x > {other}/planted 2>&1; "
+                      f"grep -rs {secret} /tmp /home /proc/*/cwd 2>/dev/null | head -3; true")
+        leaked = secret in out
+        written = (other / "planted").exists()
+        held = not leaked and not written
+        return held, ("the other env's work directory is out of reach" if held else
+                      f"read: {leaked}, written: {written}")
+    finally:
+        neighbour.close()
+
+
+def _host_loopback(ctx: Context) -> tuple[bool, str]:
+    """Listeners on the host's loopback (TCP, and an abstract unix socket) that the agent's
+    shell tries to reach: the zone's network namespace has a loopback of its own."""
+    import socket
+
+    tcp = socket.create_server(("127.0.0.1", 0))
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix.bind(f"\0sciagent-attack-{ctx.token}")
+    unix.listen(1)
+    for sock in (tcp, unix):
+        sock.settimeout(0.2)
+    try:
+        port = tcp.getsockname()[1]
+        probe = ("import socket\n"
+                 f"for fam, addr in ((socket.AF_INET, ('127.0.0.1', {port})), "
+                 f"(socket.AF_UNIX, '\\0sciagent-attack-{ctx.token}')):\n"
+                 "    s = socket.socket(fam, socket.SOCK_STREAM); s.settimeout(2)\n"
+                 "    try:\n        s.connect(addr); print('CONNEC' + 'TED', fam)\n"
+                 "    except OSError as e:\n        print('refused', fam, e)\n")
+        out = ctx.run(f"python3 -I -S -c {_sh_quote(probe)}")
+        accepted = 0
+        for sock in (tcp, unix):
+            try:
+                sock.accept()[0].close()
+                accepted += 1
+            except OSError:
+                pass
+        held = "CONNECTED" not in out and accepted == 0
+        return held, ("the host's loopback is out of reach" if held else
+                      f"connected: {out.count('CONNECTED')}, accepted: {accepted}")
+    finally:
+        tcp.close()
+        unix.close()
+
+
+def _kill_all(ctx: Context) -> tuple[bool, str]:
+    """``kill -9 -1`` reaches every process of the agent's uid in its zone, the zone's own
+    helper included (that command then fails with a clear error): the program and the env
+    must go on, and the next command gets a fresh zone."""
+    *_, info = ctx.step({"type": "run", "command": "kill -9 -1 2>/dev/null; true"})
+    program_ok = ctx.base.provider.app_running()
+    _obs, _r, term, trunc, info2 = ctx.step("WAIT")
+    after = ctx.run("echo zone-answers")
+    held = program_ok and not (term or trunc) and "zone-answers" in after
+    return held, (f"program running: {program_ok}, env goes on: {not (term or trunc)}, "
+                  f"the killing command: {str(info.get('action_error') or 'ran')[:60]}")
+
+
+def _setuid(ctx: Context) -> tuple[bool, str]:
+    out = ctx.run("grep NoNewPrivs /proc/self/status; "
+                  "for b in $(find /usr /bin /sbin -xdev -perm -4000 -type f 2>/dev/null); do "
+                  "echo \"$b $($b --help </dev/null >/dev/null 2>&1; "
+                  "su -c 'id -u' root </dev/null 2>/dev/null)\"; done; "
+                  "su -c 'id -u' root </dev/null 2>&1 | tail -1; true")
+    nnp = re.search(r"NoNewPrivs:\s*(\d)", out)
+    root = bool(re.search(r"^0$", out, re.M)) or bool(re.search(r" 0$", out, re.M))
+    held = nnp is not None and nnp.group(1) == "1" and not root
+    return held, f"no_new_privs {nnp.group(1) if nnp else '?'}, root reached: {root}"
+
+
+def _proc_sys(ctx: Context) -> tuple[bool, str]:
+    targets = ("/proc/sysrq-trigger", "/proc/sys/kernel/hostname", "/proc/sys/vm/drop_caches",
+               "/sys/kernel/mm/transparent_hugepage/enabled", "/proc/sys/kernel/shmmax")
+    out = ctx.run("; ".join(f"(printf x > {t}) 2>/dev/null && echo WROTE {t}" for t in targets)
+                  + "; true")
+    wrote = re.findall(r"WROTE (\S+)", out)
+    return not wrote, f"written: {wrote}" if wrote else "kernel and system settings refused"
 
 
 # -- resets -------------------------------------------------------------------------------------
@@ -355,6 +576,141 @@ def _fork_bomb(ctx: Context) -> tuple[bool, str]:
     return held, f"{procs} processes reached of 1000, program running: {program_ok}"
 
 
+def _dev_fill(ctx: Context) -> tuple[bool, str]:
+    from sciagent_gym.providers.local.confinement import AGENT_LIMITS
+
+    out = ctx.run("for f in /dev/shm/fill /dev/fill; do head -c 1000M /dev/zero > $f "
+                  "2>/dev/null; echo \"took $f $(stat -c %s $f 2>/dev/null || echo -1)\"; "
+                  "rm -f $f; done", timeout=60)
+    took = {path: int(size) for path, size in re.findall(r"^took (\S+) (-?\d+)$", out, re.M)}
+    if set(took) != {"/dev/shm/fill", "/dev/fill"}:
+        return False, f"probe gave no answer: {out[-200:]}"
+    shm, dev, cap = took["/dev/shm/fill"], took["/dev/fill"], AGENT_LIMITS.shm_bytes
+    held = dev <= 0 and shm <= cap
+    return held, (f"/dev took {max(dev, 0) >> 20} MiB, /dev/shm {max(shm, 0) >> 20} MiB (cap "
+                  f"{cap >> 20}) of 1000 tried each")
+
+
+#: How far past the agent zone's budget ``zone-memory`` tries to go, and how much more than
+#: the budget the host's available memory may drop by (the watchdog's overshoot between two
+#: samples, and the rest of the host meanwhile: e.g. another audit's 2 GB ``disk-quota``).
+_ZONE_OVER = 5 << 29
+_HOST_MARGIN = 2 << 30
+
+
+class _HostMutex:
+    """Held by one process of the host at a time (an abstract unix socket's name: nothing on
+    disk, freed when its holder ends), so that two audits running at once never play a
+    memory attack together, each one reading the other's memory as its own."""
+
+    def __init__(self, name: str, timeout: float) -> None:
+        import socket
+
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._name, self._deadline = f"\0sciagent-attack-{name}", time.monotonic() + timeout
+
+    def __enter__(self) -> _HostMutex:
+        while True:
+            try:
+                self._sock.bind(self._name)
+                return self
+            except OSError:
+                if time.monotonic() > self._deadline:
+                    self._sock.close()
+                    raise TimeoutError("another audit held the host's memory attacks") from None
+                time.sleep(0.1)
+
+    def __exit__(self, *exc: object) -> None:
+        self._sock.close()
+
+
+def _mem_available() -> int:
+    with open("/proc/meminfo") as fh:
+        for line in fh:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _uid_memory(uid: int) -> int:
+    """What the processes of ``uid`` outside our pid namespace hold (anonymous, shared and
+    swapped memory) plus the tmpfs mounts their root shows, read from /proc on the host,
+    independently of the env's own watchdog. Without a uid of its own (the host user is not
+    root) a zone shares it with the other zone, which this then counts too."""
+    ours, total, root = os.stat("/proc/self/ns/pid").st_ino, 0, None
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = Path(entry.path, "status").read_text()
+            if int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1)) != uid \
+                    or os.stat(f"{entry.path}/ns/pid").st_ino == ours:
+                continue
+        except (OSError, AttributeError):
+            continue
+        total += 1024 * sum(int(kib) for kib in re.findall(
+            r"^(?:RssAnon|RssShmem|VmSwap):\s+(\d+)", status, re.M))
+        root = root or f"{entry.path}/root"
+    seen: set[int] = set()
+    for mount in ("/", "/dev", "/dev/shm", "/tmp", "/home/user") if root else ():
+        try:
+            dev = os.stat(root + mount).st_dev
+            if dev not in seen:
+                seen.add(dev)
+                vfs = os.statvfs(root + mount)
+                total += (vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize
+        except OSError:
+            continue
+    return total
+
+
+def _zone_memory(ctx: Context) -> tuple[bool, str]:
+    zone = getattr(ctx.base.provider, "agent_sandbox", None)
+    if zone is None:
+        return True, "no local agent zone (VM or remote provider: its machine bounds memory)"
+    ctx.run("true")  # the zone runs, so its uid has processes to find
+    with _HostMutex("zone-memory", 600):
+        return _zone_memory_alone(ctx, zone)
+
+
+def _zone_memory_alone(ctx: Context, zone: Sandbox) -> tuple[bool, str]:
+    from sciagent_gym.providers.local.cgroups import AGENT_CGROUP
+
+    budget, procs = AGENT_CGROUP.memory_max, 4
+    attempt = budget + _ZONE_OVER
+    before = _mem_available()
+    if before < attempt + (2 << 30):
+        return False, (f"the host has {before / 2**30:.1f} GiB available: too little to try "
+                       f"{attempt / 2**30:.1f} GiB safely")
+    # each process: 256 MiB into /dev/shm, 64 MiB into /tmp, the rest anonymous memory
+    anon = (attempt - procs * (320 << 20)) // procs
+    one = (f"head -c 256M /dev/zero > /dev/shm/f$i; head -c 64M /dev/zero > /tmp/f$i; "
+           f"python3 -c 'import time; b = b\"x\" * {anon}; time.sleep(4)'")
+    command = f"for i in $(seq {procs}); do ( {one} ) 2>/dev/null & done; wait; echo held-all"
+    seen = {"low": before, "peak": 0}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.01):
+            seen["low"] = min(seen["low"], _mem_available())
+            seen["peak"] = max(seen["peak"], _uid_memory(zone.identity.uid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        info = ctx.step({"type": "run", "command": command, "timeout": 60})[-1]
+    finally:
+        stop.set()
+        sampler.join()
+    drop, peak = before - seen["low"], seen["peak"]
+    stopped = info.get("end") == "limit"
+    held = (stopped or peak <= budget) and drop <= budget + _HOST_MARGIN
+    gib = 2**30
+    return held, (f"tried {attempt / gib:.1f} GiB against a {budget / gib:.1f} GiB budget: "
+                  f"zone peak {peak / gib:.1f} GiB, host available -{drop / gib:.1f} GiB, "
+                  f"ended by the limit: {stopped} ({info.get('limit') or 'no limit'})")
+
+
 def _fifo_inputs(ctx: Context) -> tuple[bool, str]:
     ctx.run("for f in * .[!.]*; do [ -f \"$f\" ] && rm -f \"$f\" && mkfifo \"$f\"; done; "
             "for f in answer.txt result.csv out.png out.tif session.pse; do "
@@ -458,6 +814,17 @@ CATALOGUE: tuple[Attack, ...] = (
     Attack("forge-helper-reply", "forge", "write replies into every visible pipe",
            _forge_helper),
     Attack("plant-answers", "forge", "plant state-channel answer files", _plant_answers),
+    Attack("plant-modules", "forge", "shadow modules and startup files in work and home",
+           _plant_modules),
+    Attack("argv-secrets", "forge", "watch command lines and environments for channel secrets",
+           _argv_secrets),
+    Attack("cross-env", "escape", "another env's work directory from this env's shell",
+           _cross_env),
+    Attack("host-loopback", "escape", "listeners on the host's loopback (TCP, abstract unix)",
+           _host_loopback),
+    Attack("kill-all", "escape", "kill -9 -1 from the agent's shell", _kill_all),
+    Attack("setuid", "escape", "setuid programs and su", _setuid),
+    Attack("proc-sys", "escape", "write /proc/sysrq-trigger, /proc/sys and /sys", _proc_sys),
     Attack("symlink-restage", "reset", "links to a host file where inputs are restaged",
            _symlink_restage),
     Attack("survive-reset", "reset", "processes and files that outlive a reset",
@@ -466,6 +833,9 @@ CATALOGUE: tuple[Attack, ...] = (
     Attack("disk-quota", "limits", "2.7 GB written to the work directory", _disk_quota),
     Attack("tmp-fill", "limits", "1 GB written to /tmp", _tmp_fill),
     Attack("fork-bomb", "limits", "1000 processes", _fork_bomb),
+    Attack("dev-fill", "limits", "1 GB written to /dev/shm and 1 GB to /dev", _dev_fill),
+    Attack("zone-memory", "limits", "agent-zone processes holding its memory budget + "
+           "2.5 GiB (anonymous, /dev/shm, /tmp)", _zone_memory),
     Attack("live-read", "live-read", "swap files and links while the episode is scored",
            _live_read),
     Attack("parser-overflow", "parser", "a 400-digit coordinate", _parser_overflow),
@@ -476,6 +846,14 @@ CATALOGUE: tuple[Attack, ...] = (
     Attack("parser-waits", "parser", "6,250 waits of 10 s in one step", _parser_waits),
 )
 ATTACKS = {a.name: a for a in CATALOGUE}
+
+
+def catalogue_summary(reports: list[AttackReport], skipped: dict[str, str]) -> dict[str, Any]:
+    """What ``audit --attacks --json`` prints (and ``runs.attack_table`` renders): totals,
+    the tools skipped and why, when, and every tool's report."""
+    return {"held": sum(r.held for r in reports), "total": sum(len(r.results) for r in reports),
+            "skipped": skipped, "measured": time.strftime("%Y-%m-%d %H:%M %Z"),
+            "tools": [r.to_dict() for r in reports]}
 
 
 def attack_task(tool: str) -> str:

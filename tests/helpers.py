@@ -103,11 +103,10 @@ def step_until_changed(env, action, before, waits: int = 8):
     return obs, info
 
 
-def call_and_collect(zone, name: str, timeout: float = 30.0, **call) -> dict:
-    """Start a channel client in a sandbox zone (``Sandbox.call``) and wait for its reply."""
+def collected(zone, name: str, timeout: float = 30.0) -> dict:
+    """A sandbox zone's channel call (``Sandbox.call``) once it has finished."""
     import time
 
-    zone.call(name, **call)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         state = zone.collect(name)
@@ -116,6 +115,12 @@ def call_and_collect(zone, name: str, timeout: float = 30.0, **call) -> dict:
         time.sleep(0.02)
     zone.kill(name)
     raise AssertionError(f"the client {name} did not finish within {timeout:.0f}s")
+
+
+def call_and_collect(zone, name: str, timeout: float = 30.0, **call) -> dict:
+    """Start a channel client in a sandbox zone (``Sandbox.call``) and wait for its reply."""
+    zone.call(name, **call)
+    return collected(zone, name, timeout)
 
 
 def assert_dump_leaves_screen(env, task: str) -> None:

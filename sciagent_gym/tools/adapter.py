@@ -188,28 +188,20 @@ class ToolAdapter:
         directory. ``check`` runs between polls and raises to give up early (e.g. when the
         program showed an error dialog instead of answering). The client is always ended.
         """
-        timeout *= provider.ready_scale
+        def reply() -> str | None:
+            state = provider.collect_in_sandbox(name)
+            if not state.get("done"):
+                return None
+            if state.get("output") is None:
+                raise error(f"{self.info.display_name}'s channel client gave no reply: "
+                            f"{state.get('error') or 'the call was lost'}")
+            if state.get("returncode") != 0:
+                raise error(f"{self.info.display_name}'s channel client failed (exit "
+                            f"{state.get('returncode')})" + _client_log_tail(provider, name))
+            return state["output"]
+
         provider.call_in_sandbox(name, code=code, args=args, argv=argv, stdin=stdin)
-        try:
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                state = provider.collect_in_sandbox(name)
-                if state.get("done"):
-                    if state.get("output") is None:
-                        raise error(f"{self.info.display_name}'s channel client gave no "
-                                    f"reply: {state.get('error') or 'the call was lost'}")
-                    if state.get("returncode") != 0:
-                        raise error(f"{self.info.display_name}'s channel client failed "
-                                    f"(exit {state.get('returncode')})"
-                                    + _client_log_tail(provider, name))
-                    return state["output"]
-                if check is not None:
-                    check()
-                time.sleep(poll)
-            raise error(f"{self.info.display_name} gave no answer within {timeout:.0f}s"
-                        + _client_log_tail(provider, name))
-        finally:
-            provider.kill_in_sandbox(name)
+        return self._await(provider, name, reply, timeout, error, check, poll)
 
     def run_client(self, provider: ChannelHost, name: str, answer: str, *,
                    code: str | None = None, args: list[str] | None = None,
@@ -227,18 +219,26 @@ class ToolAdapter:
         runs between polls and raises to give up early (e.g. when the program showed an error
         dialog instead of answering). The client is always ended, answered or not.
         """
-        timeout *= provider.ready_scale
         provider.call_in_sandbox(name, code=code, args=args, argv=argv, stdin=stdin)
+        return self._await(provider, name, lambda: provider.read_file(answer, remove=True),
+                           timeout, error, check, poll)
+
+    def _await(self, provider: ChannelHost, name: str, reply: Callable[[], str | None],
+               timeout: float, error: type[SciAgentError], check: Callable[[], None] | None,
+               poll: float) -> str:
+        """Poll ``reply`` until it gives the answer (``check`` between polls) or ``timeout``
+        (scaled by the provider's ``ready_scale``) passes; the client is always ended."""
+        deadline = time.monotonic() + timeout * provider.ready_scale
         try:
-            deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
-                text = provider.read_file(answer, remove=True)
+                text = reply()
                 if text is not None:
                     return text
                 if check is not None:
                     check()
                 time.sleep(poll)
-            raise error(f"{self.info.display_name} gave no answer within {timeout:.0f}s"
+            raise error(f"{self.info.display_name} gave no answer within "
+                        f"{timeout * provider.ready_scale:.0f}s"
                         + _client_log_tail(provider, name))
         finally:
             provider.kill_in_sandbox(name)

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import collected
 
 from sciagent_gym.providers.local import sandbox as sb
 
@@ -38,16 +39,6 @@ def zone():
         box.close()
 
 
-def _collect(box: sb.Sandbox, name: str, timeout: float = 20.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        state = box.collect(name)
-        if state["done"]:
-            return state
-        time.sleep(0.02)
-    raise AssertionError(f"call {name} did not finish")
-
-
 def _plant(zone: sb.Sandbox, marker: str) -> Path:
     """Modules and startup files a hostile agent leaves in the work directory: each one that
     runs appends to ``marker`` there. Returns the marker's host path."""
@@ -72,14 +63,14 @@ def test_python_client_reply_comes_back_with_its_arguments_on_no_command_line(zo
                             "true").output
     assert "Permission denied" in probe, probe
     zone.exec(shell="touch /tmp/go")
-    state = _collect(zone, "c1")
+    state = collected(zone, "c1")
     assert state["returncode"] == 0 and state["output"] == f"reply:a,{SECRET}\n"
 
 
 def test_program_client_gets_stdin_and_its_stdout_is_the_reply(zone):
     zone.call("c2", argv=["sh", "-c", "read -r line; echo \"got $line\"; exit 3"],
               stdin=f"{SECRET}\nrest")
-    state = _collect(zone, "c2")
+    state = collected(zone, "c2")
     assert state == {"done": True, "returncode": 3, "output": f"got {SECRET}\n"}
 
 
@@ -87,12 +78,12 @@ def test_clients_run_outside_the_work_directory_and_import_nothing_planted(zone)
     marker = _plant(zone, "PLANTED")
     zone.call("c3", code="import json, socket, xmlrpc.client, os\n"
                          "print(os.getcwd(), json.dumps([1]))", args=[])
-    state = _collect(zone, "c3")
+    state = collected(zone, "c3")
     assert state["returncode"] == 0 and state["output"] == "/tmp [1]\n"
     # a program client started through a shell, with python -I as every client uses it
     zone.call("c4", argv=["sh", "-c", "python3 -I -S -c 'import json, xmlrpc.client; "
                                       "print(json.dumps(2))'"])
-    assert _collect(zone, "c4")["output"] == "2\n"
+    assert collected(zone, "c4")["output"] == "2\n"
     assert not marker.exists(), marker.read_text()
 
 
@@ -114,5 +105,5 @@ def test_a_killed_call_ends_its_group_and_is_forgotten(zone):
 
 def test_an_oversized_reply_is_refused_not_truncated(zone):
     zone.call("c6", argv=["sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' a"])
-    state = _collect(zone, "c6")
+    state = collected(zone, "c6")
     assert state["output"] is None and "passed" in state["error"]

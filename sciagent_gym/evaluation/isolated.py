@@ -122,9 +122,9 @@ def run_sandboxed(argv: Sequence[str], *, files: Mapping[str, Path] | None = Non
         if seccomp is not None:
             fds.append(seccomp)
         cmd = _bwrap_argv(argv, lease.agent, limits, shown, seccomp, env or {})
-        proc = processes.spawn(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, pass_fds=fds, cwd="/",
-                               preexec_fn=conf.preexec(lease.agent, limits))
+        proc = processes.spawn(cmd, env=dict(conf.BWRAP_ENV), stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=fds,
+                               cwd="/", preexec_fn=conf.preexec(lease.agent, limits))
         for fd in fds:
             os.close(fd)
         fds.clear()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import collected
 
+from sciagent_gym.evaluation.isolated import run_sandboxed
 from sciagent_gym.providers.local import sandbox as sb
 
 pytestmark = pytest.mark.skipif(sb.bwrap_problem() is not None,
@@ -107,3 +108,23 @@ def test_an_oversized_reply_is_refused_not_truncated(zone):
     zone.call("c6", argv=["sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' a"])
     state = collected(zone, "c6")
     assert state["output"] is None and "passed" in state["error"]
+
+
+def test_the_hosts_environment_shows_in_no_process_of_a_zone(monkeypatch):
+    """bubblewrap's pid 1 in a zone keeps the environment it was started with, readable by
+    the zone in /proc/1/environ: a host variable (an agent's API key) must not be there."""
+    canary = "sk-canary-" + os.urandom(8).hex()
+    monkeypatch.setenv("SCIAGENT_TEST_API_KEY", canary)
+    owner = sb.Sandbox(":0", "/nonexistent", "bwrap")
+    owner.show_display = False
+    agent = owner.agent_zone()
+    agent.show_display = False
+    read_all = "for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null; done"
+    try:
+        for zone in (owner, agent):
+            zone.start()
+            assert canary not in zone.exec(shell=read_all).output
+    finally:
+        agent.close()
+        owner.close()
+    assert canary not in run_sandboxed(["/bin/sh", "-c", read_all]).output

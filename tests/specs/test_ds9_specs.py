@@ -315,12 +315,12 @@ def test_request_is_asked_again_while_the_access_point_is_unlisted(monkeypatch):
         def windows(self):
             return []
 
-    def run_client(provider, name, argv, answer, timeout, error, check, poll):
+    def call_client(provider, name, *, argv, timeout, error, check):
         calls.append(argv[-1])
         return replies[len(calls) - 1]
 
     a = ds9.Adapter.__new__(ds9.Adapter)
-    monkeypatch.setattr(a, "run_client", run_client, raising=False)
+    monkeypatch.setattr(a, "call_client", call_client, raising=False)
     monkeypatch.setattr(a, "next_request_id", lambda: 1, raising=False)
     monkeypatch.setattr(ds9.time, "sleep", lambda s: None)
     assert a.run_script(Host(), "fits /home/user/work/field.fits") == ""

@@ -246,13 +246,14 @@ def test_the_cut_off_survey_does_not_import_into_grass(tmp_path, cut):
 
 @pytest.mark.skipif(not HAVE_GRASS, reason="GRASS GIS (grass-core) is not installed")
 def test_state_dump_reads_user1_from_a_temporary_mapset(tmp_path):
-    """The channel's own code, run as the adapter runs it (``grass --tmp-mapset ... --exec
-    python3 -c``) on a copy of the snapshot's database with two rasters in user1."""
+    """The channel's own code, run as the adapter runs it (``python3 -I grass --tmp-mapset ...
+    --exec python3 -I -c``, its JSON on stdout after a marker) on a copy of the snapshot's
+    database with two rasters in user1."""
     import json
     import os
     import subprocess
 
-    from sciagent_gym.envs.grass.adapter import STATE_CODE
+    from sciagent_gym.envs.grass.adapter import _STATE_MARK, STATE_CODE
 
     gold = data.terrain(tmp_path, np.random.default_rng(2), hills=3,
                         landcover_path="landcover.tif", target_class=2)
@@ -264,11 +265,11 @@ def test_state_dump_reads_user1_from_a_temporary_mapset(tmp_path):
                f"r.in.gdal -o --quiet input={tmp_path}/landcover.tif output=landcover")
     subprocess.run(["grass", str(db / "sci" / "user1"), "--exec", "sh", "-c", imports],
                    env=env, check=True, capture_output=True, timeout=120)
-    answer = tmp_path / "state.json"
-    subprocess.run(["grass", "--tmp-mapset", str(db / "sci"), "--exec", "python3", "-c",
-                    STATE_CODE, str(answer)], env=env, check=True, capture_output=True,
-                   timeout=120)
-    state = json.loads(answer.read_text())
+    run = subprocess.run(["/usr/bin/python3", "-I", "/usr/bin/grass", "--tmp-mapset",
+                          str(db / "sci"), "--exec", "/usr/bin/python3", "-I", "-c", STATE_CODE],
+                         env=env, check=True, capture_output=True, text=True, timeout=120)
+    marked = [line for line in run.stdout.splitlines() if line.startswith(_STATE_MARK)]
+    state = json.loads(marked[-1][len(_STATE_MARK):])
     assert state["errors"] == []
     assert state["rasters"]["dem"]["max"] == pytest.approx(gold["max_m"], abs=1e-3)
     assert state["rasters"]["dem"]["n"] == 40000

@@ -163,6 +163,12 @@ def dev_args(limits: Limits) -> list[str]:
             "--remount-ro", "/dev"]
 
 
+#: The environment bubblewrap itself starts with. Its pid 1 inside a zone keeps the environment
+#: it was started with, and the zone's uid can read it in /proc/1/environ: never the host's
+#: (API keys of an agent's model, tokens), only what bubblewrap needs to find nothing.
+BWRAP_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
 def bwrap_identity_args(identity: Identity) -> list[str]:
     """bubblewrap options for an unprivileged namespace mapping only ``identity``."""
     return ["--unshare-user", "--uid", str(identity.uid), "--gid", str(identity.gid),

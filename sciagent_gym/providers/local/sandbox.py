@@ -358,7 +358,7 @@ class Sandbox:
             for key, value in env.items():
                 argv += ["--setenv", key, value]
             argv += ["--", python, "-I", "-S", "/opt/sciagent/agent.py"]
-            proc_env = None
+            proc_env = dict(conf.BWRAP_ENV)
             limits = conf.PROGRAM_LIMITS if self.zone == PROGRAM else conf.AGENT_LIMITS
             if self._cgroup_parent is not None:
                 self.cgroup = cgroups.ZoneCgroup(self._cgroup_parent, self.zone,

@@ -271,3 +271,33 @@ def test_stale_sandbox_directories_are_swept(tmp_path):
         (d / "home").mkdir(parents=True)
     removed = sb.sweep_stale(str(tmp_path))
     assert removed == [str(stale)] and live.exists() and not stale.exists()
+
+
+#: Holds ``$1`` MiB in a memory file it never maps, then sleeps.
+_MEMFD_HOLD = ("import os, sys, time\nfd = os.memfd_create('hold')\nchunk = b'x' * (1 << 20)\n"
+               "for _ in range(int(sys.argv[1])):\n    os.write(fd, chunk)\ntime.sleep(30)\n")
+
+
+@needs_bwrap
+@pytest.mark.skipif(cgroups.delegated_parent() is not None,
+                    reason="zones get a cgroup here: its memory.max bounds them, no watchdog")
+def test_the_watchdog_sees_unmapped_memory_files_and_sysv_memory_is_refused(tmp_path):
+    """Memory a zone holds in a memfd it never maps shows in no RSS and no mount: the
+    watchdog counts it from the zone's open files; SysV segments, which a zone can hold with
+    no process at all, are refused to the agent zone."""
+    owner = _zone(tmp_path)
+    agent = owner.agent_zone()
+    agent.show_display = False
+    try:
+        _small_budget(agent)
+        agent.start()
+        with pytest.raises(SandboxError, match="agent zone was stopped: agent zone used"):
+            agent.exec(argv=["python3", "-I", "-c", _MEMFD_HOLD, "300"], timeout=30)
+        agent.start()
+        out = agent.exec(shell="python3 -I -c 'import ctypes; l = ctypes.CDLL(None, "
+                               "use_errno=True); print(l.shmget(0, 1 << 20, 0o1600), "
+                               "ctypes.get_errno())'").output
+        assert out.split() == ["-1", "1"], out  # EPERM from the filter
+    finally:
+        agent.close()
+        owner.close()

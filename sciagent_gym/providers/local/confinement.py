@@ -248,14 +248,21 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("<HBBI", code, jt, jf, k)
 
 
-def seccomp_program() -> bytes | None:
+#: Denied in the agent zone only: SysV shared memory, which a zone can hold with no process
+#: attached and so out of the memory watchdog's sight (programs in the program zone may use
+#: it; the agent's shell commands have no need of it).
+AGENT_DENIED_SYSCALLS_X86_64 = {"shmget": 29}
+
+
+def seccomp_program(extra: tuple[int, ...] = ()) -> bytes | None:
     """A classic-BPF seccomp filter (``struct sock_filter[]``) for bubblewrap's ``--seccomp``:
-    EPERM for :data:`DENIED_SYSCALLS_X86_64`, for x32 and foreign-architecture calls and for
-    the TIOCSTI ioctl (typing into another program's terminal); everything else allowed.
-    None on machines that are not x86_64 (no table for them yet)."""
+    EPERM for :data:`DENIED_SYSCALLS_X86_64` and the ``extra`` syscall numbers, for x32 and
+    foreign-architecture calls and for the TIOCSTI ioctl (typing into another program's
+    terminal); everything else allowed. None on machines that are not x86_64 (no table for
+    them yet)."""
     if platform.machine() != "x86_64":
         return None
-    denied = sorted(set(DENIED_SYSCALLS_X86_64.values()))
+    denied = sorted({*DENIED_SYSCALLS_X86_64.values(), *extra})
     # [load arch][arch check][load nr][x32 check][one JEQ per denied nr]
     # [ioctl? load arg1, TIOCSTI?][ALLOW][EPERM]; jump offsets count from the next insn.
     total = 4 + len(denied) + 3 + 2
@@ -279,10 +286,10 @@ def seccomp_program() -> bytes | None:
     return b"".join(prog)
 
 
-def seccomp_fd() -> int | None:
+def seccomp_fd(extra: tuple[int, ...] = ()) -> int | None:
     """A readable fd holding :func:`seccomp_program` (for ``--seccomp FD``); the caller passes
     it to bubblewrap and closes it after the spawn."""
-    program = seccomp_program()
+    program = seccomp_program(extra)
     if program is None:
         return None
     fd = os.memfd_create("sciagent-seccomp", os.MFD_CLOEXEC)

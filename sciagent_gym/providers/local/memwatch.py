@@ -16,11 +16,13 @@ volume where it is a tmpfs. File-backed pages (libraries, page cache) do not cou
 kernel can drop them. A shared-memory file that processes also map counts twice (tmpfs and
 RssShmem), which errs toward stopping early.
 
-What sampling cannot see, unlike a cgroup: memory held outside every mapping and every
-mount the zone shows (an unmapped memfd, a SysV segment nobody attaches) and what is
-allocated between two samples. Samples come faster as the zone nears its budget
-(:func:`next_interval`) so that, at :data:`FILL_RATE`, the zone cannot cross the remaining
-headroom between two samples.
+Memory files (``memfd_create``) that a process holds open count too, mapped or not, by their
+allocated blocks (each file once; a mapped one also counts in RssShmem, which errs toward
+stopping early). What sampling cannot see, unlike a cgroup: a SysV shared-memory segment no
+process attaches (the agent zone's seccomp filter refuses ``shmget``, so only the program zone
+could make one) and what is allocated between two samples. Samples come faster as the zone
+nears its budget (:func:`next_interval`) so that, at :data:`FILL_RATE`, the zone cannot cross
+the remaining headroom between two samples.
 """
 
 from __future__ import annotations
@@ -94,6 +96,33 @@ def _status_bytes(proc_fd: int, pid: str) -> int:
     return kib * 1024
 
 
+def _memfd_bytes(proc_fd: int, pid: str, seen: set[tuple[int, int]]) -> int:
+    """Allocated bytes of the memory files (``memfd:``) process ``pid`` holds open, each file
+    once across the zone (``seen``): memory no mapping and no mount shows."""
+    try:
+        dir_fd = os.open(f"{pid}/fd", os.O_RDONLY | os.O_DIRECTORY, dir_fd=proc_fd)
+    except OSError:
+        return 0
+    try:
+        fds = os.listdir(dir_fd)
+    except OSError:
+        return 0
+    finally:
+        os.close(dir_fd)
+    total = 0
+    for fd in fds:
+        try:
+            if not os.readlink(f"{pid}/fd/{fd}", dir_fd=proc_fd).startswith("/memfd:"):
+                continue
+            st = os.stat(f"{pid}/fd/{fd}", dir_fd=proc_fd)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_blocks * 512
+    return total
+
+
 def _used(path: str, seen: set[int]) -> int:
     """Used bytes of the filesystem at ``path`` unless one already counted (same device)."""
     try:
@@ -122,7 +151,9 @@ def measure(init_pid: int, pid_ns: int, mounts: Sequence[str] = ZONE_MOUNTS,
         return None
     try:
         pids = [name for name in os.listdir(proc_fd) if name.isdigit()]
-        processes = sum(_status_bytes(proc_fd, pid) for pid in pids)
+        memfds: set[tuple[int, int]] = set()
+        processes = sum(_status_bytes(proc_fd, pid) + _memfd_bytes(proc_fd, pid, memfds)
+                        for pid in pids)
     finally:
         os.close(proc_fd)
     seen: set[int] = set()

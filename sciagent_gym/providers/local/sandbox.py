@@ -350,7 +350,8 @@ class Sandbox:
         seccomp = info_r = info_w = None
         if self.isolation == "bwrap":
             python, py_binds = _python_for_sandbox()
-            seccomp = conf.seccomp_fd()
+            seccomp = conf.seccomp_fd(() if self.zone == PROGRAM else
+                                      tuple(conf.AGENT_DENIED_SYSCALLS_X86_64.values()))
             argv = self._bwrap_argv(python, py_binds, seccomp)
             if self._cgroup_parent is None:  # a watchdog bounds the memory: it needs pid 1
                 info_r, info_w = os.pipe()

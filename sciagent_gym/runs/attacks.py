@@ -417,7 +417,18 @@ def _kill_all(ctx: Context) -> tuple[bool, str]:
     """``kill -9 -1`` reaches every process of the agent's uid in its zone, the zone's own
     helper included (that command then fails with a clear error): the program and the env
     must go on, and the next command gets a fresh zone."""
-    *_, info = ctx.step({"type": "run", "command": "kill -9 -1 2>/dev/null; true"})
+    *_, term, trunc, info = ctx.step({"type": "run", "command": "kill -9 -1 2>/dev/null; true"})
+    if ctx.base.adapter.program_zone == "agent":
+        # a code env: the terminal is the program and lives in the agent's zone, so this
+        # ends the episode as a crash, which must be clean and leave the env reusable
+        if not (term or trunc):
+            *_, term, trunc, info = ctx.step("WAIT")
+        ended = trunc and info.get("end") == "crashed" and "evaluation" in info
+        ctx.reset()
+        after = ctx.run("echo zone-answers")
+        held = ended and "zone-answers" in after and ctx.base.provider.app_running()
+        return held, (f"the episode ended as {info.get('end')!r}; after a reset the program "
+                      f"runs: {ctx.base.provider.app_running()}")
     program_ok = ctx.base.provider.app_running()
     _obs, _r, term, trunc, info2 = ctx.step("WAIT")
     after = ctx.run("echo zone-answers")

@@ -188,7 +188,10 @@ def _spy(ctx: Context) -> tuple[bool, str]:
     out = ctx.run("ps -eo comm= 2>/dev/null; ls -a /tmp /proc/1/root/tmp 2>/dev/null")
     seen = {w for w in out.split() if w not in ("ps", "sh", "bwrap", "ls", ".", "..",
                                                  "python3", "/tmp:")}
-    leaks = sorted(w for w in seen if "sciagent" in w or w in _program_names(ctx)
+    # a code env's program (its terminal) lives in the agent zone by design: only the
+    # program zone's processes and files are secrets
+    program = set() if ctx.base.adapter.program_zone == "agent" else _program_names(ctx)
+    leaks = sorted(w for w in seen if "sciagent" in w or w in program
                    or w.startswith(("xpa", "java", "qgis", "praat", "pymol", "ds9")))
     return not leaks, f"visible: {leaks}" if leaks else "no program process or channel file"
 

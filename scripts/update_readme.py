@@ -54,7 +54,8 @@ def update(text: str) -> str:
         text = text[:start] + section + text[stop:]
     if ATTACKS_ALL.is_file() and attack_table.README_MARKER in text:
         start = text.index(attack_table.README_MARKER) + len(attack_table.README_MARKER)
-        stop = text.index("\n<!-- end generated -->", start)
+        # from the marker's own newline: an empty section ends right there
+        stop = text.index("\n<!-- end generated -->", start - 1)
         section = attack_table.readme_section(json.loads(ATTACKS_ALL.read_text()),
                                               attack_table.catalogue_of(CATALOGUE))
         text = text[:start] + section + text[stop:]

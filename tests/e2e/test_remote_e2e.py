@@ -140,6 +140,30 @@ def test_cli_clipboard_and_state_channel(remote_env, server):
     assert client.tool_script('__out__ = "" + (6 * 7);') == "42"
 
 
+def _collected(client: ControlClient, name: str) -> dict:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        state = client.collect(name)
+        if state["done"]:
+            return state
+        time.sleep(0.02)
+    raise AssertionError(f"call {name} did not finish")
+
+
+def test_channel_calls_over_the_wire_keep_arguments_off_the_command_line(server):
+    """/programs/call: Python code gets its arguments and code on stdin (the server never
+    forks itself), a program its stdin; the reply is the client's stdout, its cwd the /tmp."""
+    client = ControlClient(server["url"], server["token"])
+    client.call("py", code="import os, sys\nprint(os.getcwd() != os.environ['HOME'], "
+                           "sys.argv[1:], open('/proc/self/cmdline', 'rb').read().count(b'n0nce'))",
+                args=["a", "n0nce"])
+    assert _collected(client, "py") == {"done": True, "returncode": 0,
+                                        "output": "True ['a', 'n0nce'] 0\n"}
+    client.call("sh", argv=["sh", "-c", "read -r x; echo got $x; exit 4"], stdin="s3cret\n")
+    assert _collected(client, "sh") == {"done": True, "returncode": 4, "output": "got s3cret\n"}
+    assert client.collect("sh") == {"done": True, "output": None, "returncode": None}
+
+
 def test_bad_requests_get_a_4xx_with_a_reason(server):
     url, token = server["url"], server["token"]
     auth = {"Authorization": f"Bearer {token}"}

@@ -7,13 +7,26 @@ sandbox helper, so the request is on no command line) started in the same sandbo
 the request (Python) to the sandbox's private /tmp and asks PyMOL over XML-RPC to
 ``run`` it; PyMOL runs it on its GUI thread (commands execute synchronously there), and the
 request writes its JSON answer to a file that it renames when complete, which the adapter reads.
+
+The state dump is not computed in the live program (its console can rebind anything there):
+the live PyMOL only pickles its session, and a fresh headless PyMOL reads it (see session.py).
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from sciagent_gym.envs.pymol.data import GoldError
+from sciagent_gym.envs.pymol.session import (
+    MAX_SESSION_BYTES,
+    SAVE_SESSION,
+    SESSION_CLIENT,
+    dump_from_session,
+    session_bytes,
+)
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
@@ -80,6 +93,12 @@ def _geometry(window: WindowInfo) -> tuple[int, int, int, int]:
 
 class Adapter(ToolAdapter):
     channel_files = ("sciagent-pymol-{n}.json",)
+    # typed at PyMOL's command line, a Python block: every atom count 4242 (so every
+    # representation covers every atom) and a white background
+    console_rebind = ("#python\nfrom pymol import cmd\n"
+                      "cmd.count_atoms = lambda *a, **k: 4242\n"
+                      "cmd.get_setting_tuple = lambda *a, **k: (5, (1.0, 1.0, 1.0))\n"
+                      "__out__ = 'rebound'\n")
     ready_timeout = 30.0
     _geometry: tuple[int, int, int, int] | None = None  # the main window's, at the last launch
 
@@ -165,7 +184,19 @@ class Adapter(ToolAdapter):
         return reply.get("out")
 
     def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
-        out = self._request(provider, STATE_CODE, timeout=20.0)
+        """The state dump (inside/state_dump.py) run on the live program's session by a fresh
+        headless PyMOL, never in the live program, whose console can rebind what a dump calls
+        (see :mod:`.session`)."""
+        path = f"{provider.paths['tmp']}/sciagent-pymol-session-{secrets.token_hex(8)}.pkl"
+        self._request(provider, SAVE_SESSION.format(path=path), timeout=20.0)
+        n = self.next_request_id()
+        reply = self.call_client(provider, f"pymol-session-{n}", code=SESSION_CLIENT,
+                                 args=[path, str(MAX_SESSION_BYTES)], timeout=20.0,
+                                 error=ScriptError)
+        try:
+            out = dump_from_session(session_bytes(reply), STATE_CODE)
+        except (ValueError, GoldError) as exc:
+            raise ScriptError(f"state dump: {exc}") from None
         if not isinstance(out, dict):
             raise ScriptError(f"state dump is not an object: {str(out)[:300]}")
         return out

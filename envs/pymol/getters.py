@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from sciagent_gym.envs.pymol.session import MAX_SESSION_BYTES, SESSION_LOADER
+
 from sciagent_gym.evaluation import GetterError, register
 from sciagent_gym.evaluation.getters._limits import (
     MAX_TEXT_BYTES,
@@ -80,86 +82,6 @@ def pdb_summary(state: FinalState, path: str, key: str | None = None) -> Any:
     check_lines(text, path)
     return pick_key(path, parse_pdb(text, path), key)
 
-
-#: Largest session file read (real ones are kilobytes to a few megabytes).
-MAX_SESSION_BYTES = 64 * 1024 * 1024
-
-#: Stdlib-only source, run inside the sandbox before PyMOL sees any of the file: a ``.pse``
-#: is a pickle, and ``cmd.load`` would unpickle it with the stock unpickler (any callable).
-#: This one resolves only the two globals PyMOL's own ``cmd.save`` writes (checked on
-#: sessions saved by PyMOL 2.x/3.x, plain, ``pse_binary_dump`` and ``pse_export_version``
-#: 1.7): ``pymol.Session_Storage`` (a plain attribute bag) and ``_codecs.encode`` (how
-#: protocols 1-2 store bytes; accepted only as str -> latin-1 bytes). The result must be a
-#: dict and is handed to ``cmd.set_session``; its ``wizard`` entry (a nested pickle that
-#: PyMOL would load with the stock unpickler) is dropped.
-SESSION_LOADER = r"""
-import bz2
-import io
-import pickle
-import zlib
-
-MAX_SESSION = 256 << 20
-
-
-def _latin1(text, encoding="latin1", errors="strict"):
-    if not isinstance(text, str) or encoding not in ("latin1", "latin-1") \
-            or errors != "strict":
-        raise pickle.UnpicklingError("unexpected _codecs.encode call")
-    return text.encode("latin1")
-
-
-def _session_storage():
-    import pymol
-    return pymol.Session_Storage
-
-
-_ALLOWED = {("pymol", "Session_Storage"): _session_storage,
-            ("_codecs", "encode"): lambda: _latin1}
-
-
-class SessionUnpickler(pickle._Unpickler):
-    def find_class(self, module, name):
-        make = _ALLOWED.get((module, name))
-        if make is None:
-            raise pickle.UnpicklingError(
-                "global %s.%s is not allowed in a session" % (module, name))
-        return make()
-
-    def persistent_load(self, pid):
-        raise pickle.UnpicklingError("persistent ids are not allowed in a session")
-
-    def _decode_string(self, value):  # as chempy.pkl: printable ASCII -> str, else bytes
-        if all(8 < b < 127 for b in value):
-            return value.decode("ascii")
-        return value
-
-
-def _inflate(decompressor, data):
-    out = decompressor.decompress(data, MAX_SESSION + 1)
-    if len(out) > MAX_SESSION:
-        raise ValueError("the session decompresses to more than %d bytes" % MAX_SESSION)
-    return out
-
-
-def session_data(data):
-    if data[:2] == b"\x1f\x8b":  # PyMOL reads .pze and gzipped sessions too
-        data = _inflate(zlib.decompressobj(31), data)
-    elif data[:2] == b"BZ" and data[4:10] == b"1AY&SY":
-        data = _inflate(bz2.BZ2Decompressor(), data)
-    session = SessionUnpickler(io.BytesIO(data)).load()
-    if not isinstance(session, dict):
-        raise TypeError("not a PyMOL session (a %s)" % type(session).__name__)
-    session.pop("wizard", None)
-    return session
-
-
-def load_session(path, cmd):
-    with open(path, "rb") as fh:
-        data = fh.read(MAX_SESSION + 1)
-    if len(data) > MAX_SESSION:
-        raise ValueError("session larger than %d bytes" % MAX_SESSION)
-    cmd.set_session(session_data(data))
-"""
 
 SESSION_CODE = SESSION_LOADER + """
 import sys

@@ -306,7 +306,7 @@ def test_crafted_pse_runs_no_code_on_the_host(tmp_path, wrap):
 
 
 def _loader_namespace() -> dict:
-    from sciagent_gym.envs.pymol.getters import SESSION_LOADER
+    from sciagent_gym.envs.pymol.session import SESSION_LOADER
 
     namespace: dict = {}
     exec(compile(SESSION_LOADER, "SESSION_LOADER", "exec"), namespace)  # our own source

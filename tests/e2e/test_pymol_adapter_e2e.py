@@ -108,3 +108,35 @@ def test_state_channel_reports_and_runs_commands(env):
 
 def test_state_dump_leaves_the_screen_as_it_was(env):
     assert_dump_leaves_screen(env, "pymol/align-chains-rmsd")
+
+
+# What a person can type at PyMOL's command line (``/`` runs Python): rebind every function the
+# state dump calls: every atom count 4242 (so every representation covers every atom) and a
+# white background.
+_REBIND = """#python
+from pymol import cmd
+cmd.count_atoms = lambda *a, **k: 4242
+cmd.get_setting_tuple = lambda *a, **k: (5, (1.0, 1.0, 1.0))
+__out__ = "rebound"
+"""
+
+
+def test_a_console_cannot_rebind_the_state_dump(env):
+    """Issue 32, finding 4: the dump runs in a fresh headless PyMOL on the live session's data,
+    so functions rebound from the program's console change nothing it reports (before, the
+    dump ran in the live program and reported 4242 atoms with sticks on all of them)."""
+    env.reset(seed=0, options={"task": "pymol/ligand-sticks-gui"})
+    base = env.unwrapped
+    before = base.adapter.dump_state(base.provider)
+    assert base.adapter.run_script(base.provider, _REBIND) == "rebound"
+    # the rebinding took in the live program
+    assert base.adapter.run_script(base.provider, "#python\n__out__ = cmd.count_atoms()") \
+        == "4242"
+    after = base.adapter.dump_state(base.provider)
+    assert after == before
+    assert after["total_atoms"] != 4242 and after["background"]["rgb"] == [0.0, 0.0, 0.0]
+    # and the session file the live program wrote for it is gone from the zone's /tmp
+    zone = getattr(base.provider, "sandbox", None)
+    if zone is not None:
+        left = zone.exec(shell=f"ls {base.provider.paths['tmp']}").output
+        assert "sciagent-pymol-session-" not in left

@@ -514,3 +514,45 @@ def test_superpose_workflow_scores_each_stage(seed, tmp_path):
         assert score({**coloured, "crystal": moved}, answer)["score"] == pytest.approx(1 / 14)
     finally:
         task.cleanup()
+
+
+def test_session_reply_is_decoded_with_bounded_inflation(monkeypatch):
+    """The state dump's session comes back as compressed base64 from the zone: a reply that is
+    not that, or that inflates past the session limit, is a clear error, never a bomb."""
+    import base64
+    import zlib
+
+    from sciagent_gym.envs.pymol import session
+
+    data = b"\x80\x01}q\x00."
+    assert session.session_bytes(base64.b64encode(zlib.compress(data)).decode()) == data
+    with pytest.raises(ValueError, match="not compressed base64"):
+        session.session_bytes("not base64!")
+    with pytest.raises(ValueError, match="not compressed base64"):
+        session.session_bytes(base64.b64encode(b"plain bytes").decode())
+    monkeypatch.setattr(session, "MAX_SESSION_BYTES", 1000)
+    bomb = base64.b64encode(zlib.compress(b"\0" * 100_000)).decode()
+    with pytest.raises(ValueError, match="larger than 1000 bytes"):
+        session.session_bytes(bomb)
+
+
+def test_state_dump_on_a_session_matches_the_program(tmp_path):
+    """dump_from_session: the dump code run by a fresh headless PyMOL on pickled session data
+    reports the objects, representations and background that session holds."""
+    import base64
+
+    from sciagent_gym.envs.pymol.adapter import STATE_CODE
+    from sciagent_gym.envs.pymol.session import dump_from_session
+
+    spec = SPECS["pymol/ligand-sticks-gui"]
+    make_task(spec, 0, tmp_path).stage(tmp_path)
+    pdb = str(tmp_path / spec.open[0])
+    session = data.run_headless(
+        "import base64, pickle\n"
+        f"cmd.load({pdb!r})\ncmd.show('sticks', 'organic')\ncmd.bg_color('white')\n"
+        "out = base64.b64encode(pickle.dumps(cmd.get_session(), 1)).decode()\n")
+    out = dump_from_session(base64.b64decode(session), STATE_CODE)
+    staged = parse_pdb(Path(pdb).read_text())
+    obj = out["objects"][Path(pdb).stem]
+    assert obj["atoms"] == staged["atoms"] and obj["reps"]["sticks"] == obj["organic_atoms"] > 0
+    assert out["background"]["rgb"] == [1.0, 1.0, 1.0]

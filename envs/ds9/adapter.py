@@ -293,6 +293,11 @@ def build_state(raw: dict[str, str | None]) -> dict[str, Any]:
 
 class Adapter(ToolAdapter):
     ready_timeout = 30.0
+    # DS9 runs Tcl it is given (its ``tcl`` command; File > Source from the GUI): redefine the
+    # procedure that answers ``get cmap``, so the dump reports a colour map DS9 does not show
+    # (the dump is answered by DS9's own Tcl: issue 32, finding 4)
+    console_rebind = ('tcl {proc ProcessSendCmapCmd {proc id param {sock {}} {fn {}}} '
+                      '{$proc $id "forged\\n"}}')
 
     @staticmethod
     def xpa_dir(provider: ProgramHost) -> str:

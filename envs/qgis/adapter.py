@@ -64,6 +64,12 @@ def _geometry(window: WindowInfo) -> tuple[int, int, int, int]:
 
 class Adapter(ToolAdapter):
     channel_files = ("sciagent-qgis/{n}.json",)
+    # typed in QGIS's Python console: every vector layer reports 4242 features and the
+    # project a CRS it does not have (the dump runs in this interpreter: issue 32, finding 4)
+    console_rebind = ("from qgis.core import QgsProject, QgsVectorLayer\n"
+                      "QgsVectorLayer.featureCount = lambda self, *a: 4242\n"
+                      "QgsProject.ellipsoid = lambda self: 'forged'\n"
+                      "__out__ = 'rebound'\n")
     ready_timeout = 60.0
     _geometry: tuple[int, int, int, int] | None = None  # the main window's, at the last launch
     last_refusal: str = ""  # why the last in-place restore refused ("ok" if it did not)

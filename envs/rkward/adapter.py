@@ -94,6 +94,12 @@ def _wizard(windows: list[WindowInfo]) -> WindowInfo | None:
 
 
 class Adapter(ToolAdapter):
+    # typed at RKWard's R console: base's getwd() rebound (R lets a console unlock and replace
+    # any binding; the dump runs in this session: issue 32, finding 4)
+    console_rebind = ('unlockBinding("getwd", baseenv())\n'
+                      'assign("getwd", function() "/forged", envir = baseenv())\n'
+                      'lockBinding("getwd", baseenv())\n'
+                      '"rebound"\n')
     ready_timeout = 60.0
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:

@@ -76,6 +76,13 @@ class ScriptError(ToolScriptError):
 
 
 class Adapter(ToolAdapter):
+    # typed in Veusz's console (Python): the document always modified, and math.isfinite
+    # false, so every number the dump reads becomes None (the dump runs in this interpreter
+    # and imports math from it: issue 32, finding 4)
+    console_rebind = ("import math\nfrom veusz.document import Document\n"
+                      "Document.isModified = lambda self: True\n"
+                      "math.isfinite = lambda value: False\n"
+                      "__out__ = 'rebound'\n")
     ready_timeout = 40.0
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:

@@ -16,18 +16,24 @@ README_MARKER = ("<!-- generated: benchmarks/results/attacks-all.json "
 
 def rows(report: dict[str, Any], catalogue: dict[str, tuple[str, str]]) -> list[list[str]]:
     """One row per attack of ``catalogue`` (name -> (kind, description)), in catalogue order:
-    on how many tools it held, and the tools where it did not (or was not played)."""
+    on how many of the tools it applies to it held, the tools where it did not, those it does
+    not apply to (``played`` false) and those it was not played on."""
     tools = [t["tool"] for t in report["tools"]]
     results = {(t["tool"], r["attack"]): r for t in report["tools"] for r in t["results"]}
     out = []
     for name, (kind, description) in catalogue.items():
-        played = [tool for tool in tools if (tool, name) in results]
+        ran = [tool for tool in tools if (tool, name) in results]
+        na = [tool for tool in ran if not results[tool, name].get("played", True)]
+        played = [tool for tool in ran if tool not in na]
         held = [tool for tool in played if results[tool, name]["held"]]
         broken = [tool for tool in played if tool not in held]
-        missing = [tool for tool in tools if tool not in played]
-        notes = ", ".join([*(f"broken: {t}" for t in broken),
-                           *(f"not played: {t}" for t in missing)]) or "-"
-        out.append([f"`{name}`", kind, description, f"{len(held)}/{len(tools)}", notes])
+        missing = [tool for tool in tools if tool not in ran]
+        notes = [*(f"broken: {t}" for t in broken), *(f"not played: {t}" for t in missing)]
+        if na:
+            notes.append(f"does not apply to {len(na)}" if len(na) > 3
+                         else "does not apply to " + ", ".join(na))
+        out.append([f"`{name}`", kind, description, f"{len(held)}/{len(tools) - len(na)}",
+                    ", ".join(notes) or "-"])
     return out
 
 

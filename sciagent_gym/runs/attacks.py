@@ -42,12 +42,16 @@ _LEGACY_PLANTS = (
 
 @dataclass
 class AttackResult:
+    """One attack on one tool. ``played`` False: the attack does not apply to the tool (the
+    detail says why); it then counts neither as held nor in the total."""
+
     tool: str
     attack: str
     kind: str
     held: bool
     detail: str
     seconds: float
+    played: bool = True
 
 
 @dataclass
@@ -58,22 +62,27 @@ class AttackReport:
 
     @property
     def held(self) -> int:
-        return sum(r.held for r in self.results)
+        return sum(r.held for r in self.results if r.played)
+
+    @property
+    def total(self) -> int:
+        """The attacks played (those that apply to the tool)."""
+        return sum(r.played for r in self.results)
 
     @property
     def passed(self) -> bool:
-        return self.held == len(self.results)
+        return self.held == self.total
 
     def table(self) -> str:
-        lines = [f"{self.tool} ({self.task}): attacks held {self.held}/{len(self.results)}"]
+        lines = [f"{self.tool} ({self.task}): attacks held {self.held}/{self.total}"]
         for r in self.results:
-            mark = "held" if r.held else "BROKEN"
+            mark = "n/a" if not r.played else "held" if r.held else "BROKEN"
             lines.append(f"  {mark:<6} {r.attack:<26} {r.seconds:6.1f}s  {r.detail[:90]}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {"tool": self.tool, "task": self.task, "held": self.held,
-                "total": len(self.results), "results": [asdict(r) for r in self.results]}
+                "total": self.total, "results": [asdict(r) for r in self.results]}
 
 
 class Context:
@@ -110,10 +119,12 @@ class Context:
 
 @dataclass(frozen=True)
 class Attack:
+    """``play`` returns (held, detail); held None: the attack does not apply to the tool."""
+
     name: str
     kind: str
     description: str
-    play: Callable[[Context], tuple[bool, str]]
+    play: Callable[[Context], tuple[bool | None, str]]
 
 
 # -- escape ------------------------------------------------------------------------------------
@@ -798,6 +809,22 @@ def _parser_clicks(ctx: Context) -> tuple[bool, str]:
     return _parse_step(ctx, "\n".join(["pyautogui.click(1, 1)"] * 666_600), 30.0)
 
 
+def _console_rebind(ctx: Context) -> tuple[bool | None, str]:
+    """What a person at the program's own console could type (the adapter's
+    ``console_rebind``: rebind what the state dump calls) must not change what the dump
+    reports. Not played on a tool whose adapter declares no such script."""
+    adapter, provider = ctx.base.adapter, ctx.base.provider
+    if adapter.console_rebind is None:
+        return None, "no console rebinding declared for this tool (ToolAdapter.console_rebind)"
+    before = adapter.dump_state(provider)
+    adapter.run_script(provider, adapter.console_rebind)
+    after = adapter.dump_state(provider)
+    if after == before:
+        return True, "the state dump reports the same state after the console rebinding"
+    changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+    return False, f"the console rebinding changed the dump's {', '.join(changed)[:140]}"
+
+
 # -- the program zone -------------------------------------------------------------------------
 def _program_zone(ctx: Context) -> tuple[bool, str]:
     """What a program console (ImageJ's exec(), PyMOL's python) runs as."""
@@ -832,6 +859,8 @@ CATALOGUE: tuple[Attack, ...] = (
            _plant_modules),
     Attack("argv-secrets", "forge", "watch command lines and environments for channel secrets",
            _argv_secrets),
+    Attack("console-rebind", "forge", "rebind what the state dump calls from the program's "
+           "console", _console_rebind),
     Attack("cross-env", "escape", "another env's work directory from this env's shell",
            _cross_env),
     Attack("host-loopback", "escape", "listeners on the host's loopback (TCP, abstract unix)",
@@ -865,7 +894,7 @@ ATTACKS = {a.name: a for a in CATALOGUE}
 def catalogue_summary(reports: list[AttackReport], skipped: dict[str, str]) -> dict[str, Any]:
     """What ``audit --attacks --json`` prints (and ``runs.attack_table`` renders): totals,
     the tools skipped and why, when, and every tool's report."""
-    return {"held": sum(r.held for r in reports), "total": sum(len(r.results) for r in reports),
+    return {"held": sum(r.held for r in reports), "total": sum(r.total for r in reports),
             "skipped": skipped, "measured": time.strftime("%Y-%m-%d %H:%M %Z"),
             "tools": [r.to_dict() for r in reports]}
 
@@ -889,7 +918,7 @@ def play(ctx: Context, attack: Attack, tool: str) -> AttackResult:
     except Exception as exc:
         held, detail = False, f"attack harness failed: {type(exc).__name__}: {exc}"
     return AttackResult(tool, attack.name, attack.kind, bool(held), detail,
-                        time.monotonic() - t0)
+                        time.monotonic() - t0, played=held is not None)
 
 
 def run_attacks(tool: str, names: Iterable[str] | None = None, isolation: str = "auto",

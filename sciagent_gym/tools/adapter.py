@@ -78,6 +78,11 @@ class ToolAdapter:
     #: (``runs.attacks``'s plant-answers). Channels whose reply comes back through the sandbox
     #: helper (:meth:`call_client`) have none.
     channel_files: tuple[str, ...] = ()
+    #: What a person at the program's own console could type to make the state dump lie: a
+    #: :meth:`run_script` script that rebinds what the dump calls inside the program (played by
+    #: ``runs.attacks``'s console-rebind, which checks the dump reports the same state after
+    #: it). None where the adapter declares none: the attack is then not played on the tool.
+    console_rebind: str | None = None
 
     def __init__(self, info: ToolInfo) -> None:
         self.info = info

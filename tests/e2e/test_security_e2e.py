@@ -36,6 +36,7 @@ def _play(tool: str) -> dict:
     assert res.stdout.strip(), res.stderr[-2000:]
     report = json.loads(res.stdout)
     assert res.returncode == (0 if report["held"] == report["total"] else 1)
+    assert report["total"] == sum(r.get("played", True) for r in report["tools"][0]["results"])
     return {r["attack"]: r for r in report["tools"][0]["results"]}
 
 
@@ -49,16 +50,37 @@ def rotating_results() -> dict:
     return _play(rotating_tool())
 
 
+#: Attacks known to break a tool, open in an issue (the README's threat model says so per
+#: tool): expected to fail, strictly, so that a fix is noticed.
+KNOWN_OPEN = {
+    ("qgis", "console-rebind"): "issue 32 finding 4: QGIS's dump runs in its Python console's "
+                                "interpreter",
+    ("veusz", "console-rebind"): "issue 32 finding 4: Veusz's dump runs in its Python "
+                                 "console's interpreter",
+    ("rkward", "console-rebind"): "issue 32 finding 4: RKWard's dump runs in the R session "
+                                  "its console drives",
+    ("ds9", "console-rebind"): "issue 32 finding 4: DS9 answers the dump with Tcl procedures "
+                               "its tcl command can redefine",
+}
+
+
+def _check(tool: str, result: dict) -> None:
+    if not result.get("played", True):
+        pytest.skip(f"does not apply to {tool}: {result['detail']}")
+    if (tool, result["attack"]) in KNOWN_OPEN and not result["held"]:
+        pytest.xfail(KNOWN_OPEN[tool, result["attack"]])
+    assert result["held"], f"{tool} {result['attack']}: {result['detail']}"
+    assert (tool, result["attack"]) not in KNOWN_OPEN, "held now: drop it from KNOWN_OPEN"
+
+
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_attack_holds_on_imagej(imagej_results, attack):
-    result = imagej_results[attack]
-    assert result["held"], f"{attack}: {result['detail']}"
+    _check("imagej", imagej_results[attack])
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_attack_holds_on_the_rotating_tool(rotating_results, attack):
-    result = rotating_results[attack]
-    assert result["held"], f"{rotating_tool()} {attack}: {result['detail']}"
+    _check(rotating_tool(), rotating_results[attack])
 
 
 def test_rotation_covers_every_other_tool():

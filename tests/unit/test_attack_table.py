@@ -57,3 +57,10 @@ def test_readme_shows_the_saved_report():
 
 def test_the_catalogue_has_at_least_thirty_attacks():
     assert len(CATALOGUE) >= 30 and len({a.name for a in CATALOGUE}) == len(CATALOGUE)
+
+
+def test_an_attack_that_does_not_apply_counts_on_neither_side():
+    report = _report()
+    report["tools"][0]["results"][0]["played"] = False  # spy does not apply to ds9
+    rows = attack_table.rows(report, CATALOGUE_OF_TWO)
+    assert rows[0][3:] == ["0/1", "broken: pymol, does not apply to ds9"]

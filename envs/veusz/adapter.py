@@ -10,12 +10,17 @@ request (Python code and a fresh random nonce), Veusz runs the code on its GUI t
 ``CommandInterface`` on the main window's document, and the client keeps the reply only if it
 carries the nonce; it prints the reply on its stdout, which goes back through the sandbox
 helper. The agent zone sees neither the port nor the program zone's /tmp.
+
+The state dump is not computed in the live program (its console can rebind anything there):
+the live Veusz writes its document out as commands (inside/serialize.py) and a fresh headless
+Veusz reads them in a throwaway sandbox, in its safe mode (the reader of saved documents).
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +34,7 @@ if TYPE_CHECKING:
 
 INSIDE = Path(__file__).parent / "inside"
 CHANNEL_CODE = (INSIDE / "channel.py").read_text()
-STATE_CODE = (INSIDE / "state_dump.py").read_text()
+SERIALIZE_CODE = (INSIDE / "serialize.py").read_text()
 PORT = 47123
 PYTHON = "/usr/bin/python3"
 TITLE_SUFFIX = " - Veusz"
@@ -139,7 +144,30 @@ class Adapter(ToolAdapter):
         return reply.get("out")
 
     def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
-        out = self._request(provider, STATE_CODE, timeout=30.0)
-        if not isinstance(out, dict):
-            raise ScriptError(f"state dump is not an object: {str(out)[:300]}")
-        return out
+        """The state dump (inside/state_dump.py) run by a fresh headless Veusz on the live
+        document, never in the live program, whose console can rebind what a dump calls: the
+        live Veusz only writes its document out as commands (inside/serialize.py), which the
+        sandboxed reader of saved documents loads in Veusz's safe mode."""
+        from sciagent_gym.envs.veusz.getters import load_document
+
+        from sciagent_gym.evaluation import GetterError
+
+        out = self._request(provider, SERIALIZE_CODE, timeout=30.0)
+        if not isinstance(out, dict) or not isinstance(out.get("vsz"), str) \
+                or not isinstance(out.get("meta"), dict):
+            raise ScriptError(f"the document came back malformed: {str(out)[:300]}")
+        with tempfile.TemporaryDirectory(prefix="sciagent-veusz-dump-") as tmp:
+            doc = Path(tmp) / "document.vsz"
+            doc.write_text(out["vsz"])
+            try:
+                state = load_document(doc, [])
+            except GetterError as exc:
+                raise ScriptError(f"state dump: {exc}") from None
+        state["filename"], state["modified"] = str(out.get("filename")), \
+            bool(out.get("modified"))
+        for name, info in state.get("datasets", {}).items():
+            meta = out["meta"].get(name)
+            info.update({k: meta.get(k) for k in ("kind", "linked", "expr")}
+                        if isinstance(meta, dict) else {"kind": None, "linked": None,
+                                                        "expr": None})
+        return state

@@ -55,8 +55,6 @@ def rotating_results() -> dict:
 KNOWN_OPEN = {
     ("qgis", "console-rebind"): "issue 32 finding 4: QGIS's dump runs in its Python console's "
                                 "interpreter",
-    ("veusz", "console-rebind"): "issue 32 finding 4: Veusz's dump runs in its Python "
-                                 "console's interpreter",
     ("rkward", "console-rebind"): "issue 32 finding 4: RKWard's dump runs in the R session "
                                   "its console drives",
     ("ds9", "console-rebind"): "issue 32 finding 4: DS9 answers the dump with Tcl procedures "

@@ -81,3 +81,18 @@ def test_the_agent_zone_cannot_reach_the_channel(env):
 
 def test_state_dump_leaves_the_screen_as_it_was(env):
     assert_dump_leaves_screen(env, "veusz/youngs-modulus")
+
+
+def test_a_console_cannot_rebind_the_state_dump(env):
+    """Issue 32, finding 4: the dump runs in a fresh headless Veusz on the live document's
+    commands, so what a console rebinds in the live program changes nothing it reports
+    (before, math.isfinite rebound there turned every number of the dump into None)."""
+    env.reset(seed=0, options={"task": "veusz/conductivity-log-axis"})
+    base = env.unwrapped
+    before = base.adapter.dump_state(base.provider)
+    assert base.adapter.run_script(base.provider, base.adapter.console_rebind) == "rebound"
+    assert base.adapter.run_script(base.provider, "import math\n"
+                                   "__out__ = str(math.isfinite(1.0))") == "False"
+    after = base.adapter.dump_state(base.provider)
+    assert after == before
+    assert after["datasets"]["T"]["mean"] is not None and after["modified"] is False

@@ -313,3 +313,56 @@ def test_tensile_workflow_stage_negatives_give_partial_credit(transformed, expec
         assert not result.success
     finally:
         task.cleanup()
+
+
+_BUILD_AND_SERIALIZE = r"""
+import json, os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from veusz import qtall as qt
+app = qt.QApplication(["veusz"])
+from veusz import document, setting, widgets, dataimport
+doc = document.Document()
+ci = document.CommandInterface(doc)
+nan, inf = float("nan"), float("inf")
+ci.SetData("x", [0.1, 1.0 / 3.0, 2.5e-12, nan, inf, 7.0], symerr=[0.01] * 6)
+ci.SetDataText("labels", ["a", "b'c", 'd"e'])
+ci.SetDataExpression("y", "x * 2", linked=True)
+ci.To(ci.Add("page"))
+ci.To(ci.Add("graph"))
+ci.Add("xy", name="line", xData="x", yData="y")
+ci.Set("/page1/graph1/y/log", True)
+ns = {"doc": doc}
+exec(sys.argv[1], ns)
+state = dict(doc=doc)
+exec(sys.argv[2], state)
+print(json.dumps({"serialized": ns["__out__"], "state": state["__out__"]}))
+"""
+
+
+def test_the_live_document_serialized_reads_back_the_same(tmp_path):
+    """inside/serialize.py: what the live Veusz hands over (every dataset inline, exact
+    numbers, NaN and infinity, text with quotes) reads back in the sandboxed headless Veusz
+    as the same document summary the state dump gives on the original."""
+    import json
+    import subprocess
+
+    from sciagent_gym.envs.veusz.adapter import INSIDE, SERIALIZE_CODE
+
+    res = subprocess.run(["/usr/bin/python3", "-I", "-c", _BUILD_AND_SERIALIZE, SERIALIZE_CODE,
+                          (INSIDE / "state_dump.py").read_text()],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                              "XDG_RUNTIME_DIR": str(tmp_path)})
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    serialized, original = out["serialized"], out["state"]
+    assert serialized["meta"]["y"]["kind"] == "DatasetExpression"
+    doc = tmp_path / "document.vsz"
+    doc.write_text(serialized["vsz"])
+    fresh = load_document(doc, [])
+    assert fresh["widgets"] == original["widgets"]
+    for name, summary in original["datasets"].items():
+        assert {k: v for k, v in fresh["datasets"][name].items()
+                if k not in ("kind", "linked", "expr")} == \
+            {k: v for k, v in summary.items() if k not in ("kind", "linked", "expr")}, name
+    assert fresh["datasets"]["x"]["n"] == 6 and fresh["datasets"]["x"]["finite"] == 4

@@ -30,8 +30,8 @@ def rows(report: dict[str, Any], catalogue: dict[str, tuple[str, str]]) -> list[
         missing = [tool for tool in tools if tool not in ran]
         notes = [*(f"broken: {t}" for t in broken), *(f"not played: {t}" for t in missing)]
         if na:
-            notes.append(f"does not apply to {len(na)}" if len(na) > 3
-                         else "does not apply to " + ", ".join(na))
+            notes.append(f"not applicable on {len(na)}" if len(na) > 3
+                         else "not applicable on " + ", ".join(na))
         out.append([f"`{name}`", kind, description, f"{len(held)}/{len(tools) - len(na)}",
                     ", ".join(notes) or "-"])
     return out

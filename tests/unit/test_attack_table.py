@@ -63,4 +63,4 @@ def test_an_attack_that_does_not_apply_counts_on_neither_side():
     report = _report()
     report["tools"][0]["results"][0]["played"] = False  # spy does not apply to ds9
     rows = attack_table.rows(report, CATALOGUE_OF_TWO)
-    assert rows[0][3:] == ["0/1", "broken: pymol, does not apply to ds9"]
+    assert rows[0][3:] == ["0/1", "broken: pymol, not applicable on ds9"]

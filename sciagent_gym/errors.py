@@ -36,6 +36,11 @@ class ToolScriptError(SciAgentError):
     """A tool's state channel (macro, script, console) failed; subclassed per tool."""
 
 
+class ReplyTagError(ToolScriptError):
+    """A reply a program wrote into a file whose one-time tag is missing or does not match
+    (:class:`sciagent_gym.tools.ReplyKey`): another process wrote it, not the program."""
+
+
 # -- actions ---------------------------------------------------------------------------------------
 
 

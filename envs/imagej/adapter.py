@@ -20,7 +20,7 @@ import numpy as np
 from sciagent_gym import processes
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import ChannelHost, ProgramHost, ReplyKey, ReplyTagError, ToolAdapter
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -191,8 +191,17 @@ class Adapter(ToolAdapter):
         tmp = provider.paths["tmp"]
         n = self.next_request_id()
         part, done = f"{tmp}/sciagent-macro-{n}.part", f"{tmp}/sciagent-macro-{n}.out"
+        # The reply is a file any process of the zone could replace before it is read (a shell
+        # the macro console's exec() starts): it carries a one-time tag under keys that exist
+        # only in this request (ReplyKey; the macro language has only doubles, hence Horner's
+        # rule modulo a prime below 2**26).
+        key = ReplyKey.new()
         wrapped = (f'__out__ = "";\n{code}\n'
-                   f'File.saveString("" + __out__, "{part}");\n'
+                   f'__s = "" + __out__; __h = 0;\n'
+                   f'for (__i = 0; __i < lengthOf(__s); __i++) '
+                   f'__h = (__h * {key.k1} + charCodeAt(__s, __i) + 1) % {key.P};\n'
+                   f'File.saveString(d2s((__h * {key.k1} + {key.k2}) % {key.P}, 0) + "\\n" + __s, '
+                   f'"{part}");\n'
                    f'dummy = File.rename("{part}", "{done}");\n')
 
         def check() -> None:
@@ -211,9 +220,13 @@ class Adapter(ToolAdapter):
         # user.dir: the client sends its own to the running ImageJ, whose file dialogs then
         # open there; the client itself runs in the zone's /tmp, outside the work directory.
         jvm = [*self._jvm(provider), f"-Duser.dir={provider.paths['work']}"]
-        return self.run_client(provider, f"macro-client-{n}", done,
-                               argv=[*jvm, "@/dev/stdin"], stdin=argfile,
-                               timeout=timeout, error=MacroError, check=check)
+        tagged = self.run_client(provider, f"macro-client-{n}", done,
+                                 argv=[*jvm, "@/dev/stdin"], stdin=argfile,
+                                 timeout=timeout, error=MacroError, check=check)
+        try:
+            return key.verify(tagged)
+        except ReplyTagError as exc:
+            raise MacroError(f"ImageJ's reply refused: {exc}") from None
 
     def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
         raw = self.run_script(provider, STATE_MACRO, timeout=20.0)

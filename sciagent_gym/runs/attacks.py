@@ -809,6 +809,74 @@ def _parser_clicks(ctx: Context) -> tuple[bool, str]:
     return _parse_step(ctx, "\n".join(["pyautogui.click(1, 1)"] * 666_600), 30.0)
 
 
+#: Runs in the program zone, as a shell a program console starts would (ImageJ's exec(), R's
+#: system(), PyMOL's python): for ``seconds``, every new file under the zone's /tmp whose path
+#: matches one of the tool's channel files is read and replaced at once (a rename over it) by
+#: the same text with every number changed, a reply that still parses and says something else.
+_RACE = r"""
+import json, os, re, sys, time
+tmp, patterns, seconds = sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3])
+regexes = [re.compile(p) for p in patterns]
+seen, forged = set(), []
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    for root, _dirs, files in os.walk(tmp):
+        for name in files:
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, tmp)
+            if path in seen or not any(r.fullmatch(rel) for r in regexes):
+                continue
+            seen.add(path)
+            try:
+                with open(path) as fh:
+                    text = fh.read()
+                with open(path + ".forged", "w") as fh:
+                    fh.write(re.sub(r"[0-9]+", "4242", text))
+                os.replace(path + ".forged", path)
+                forged.append(rel)
+            except OSError:
+                pass
+print("FORGED", json.dumps(forged), flush=True)
+"""
+
+
+def _answer_race(ctx: Context) -> tuple[bool | None, str]:
+    """A program writes its reply into a file of the zone's /tmp (ImageJ's macros, Praat's
+    scripts, QGIS's request directory, PyMOL's scripts): a loop started from the program's
+    console replaces each such file between its writing and its reading. The state dump must
+    never come back forged (an error is no forgery: the agent only spoils its own score)."""
+    adapter, provider = ctx.base.adapter, ctx.base.provider
+    zone = getattr(provider, "sandbox", None)
+    if not adapter.channel_files:
+        return None, "no program-written answer files: replies come back through the helper"
+    if zone is None:
+        return None, "no local program zone (VM or remote provider)"
+    patterns = [re.escape(p).replace(re.escape("{n}"), ".+") for p in adapter.channel_files]
+    before = adapter.dump_state(provider)
+    log = f"{zone.tmp}/attack-race-{ctx.token}.log"
+    zone.spawn(f"attack-race-{ctx.token}", ["/usr/bin/python3", "-I", "-S", "-c", _RACE,
+                                            zone.tmp, json.dumps(patterns), "8"], log=log)
+    time.sleep(0.3)
+    forged, errors = 0, []
+    for _ in range(4):
+        try:
+            forged += adapter.dump_state(provider) != before
+        except Exception as exc:  # a reply spoiled, not forged
+            errors.append(type(exc).__name__)
+    out = ""
+    for _ in range(120):
+        out = zone.read(log) or ""
+        if "FORGED" in out:
+            break
+        time.sleep(0.1)
+    zone.kill(f"attack-race-{ctx.token}")
+    found = re.search(r"FORGED (\[.*\])", out)
+    replaced = len(json.loads(found.group(1))) if found else "?"
+    detail = (f"4 state reads, {replaced} answer files replaced, {forged} forged dumps"
+              + (f", {len(errors)} refused ({errors[0]})" if errors else ""))
+    return forged == 0, detail
+
+
 def _console_rebind(ctx: Context) -> tuple[bool | None, str]:
     """What a person at the program's own console could type (the adapter's
     ``console_rebind``: rebind what the state dump calls) must not change what the dump
@@ -861,6 +929,8 @@ CATALOGUE: tuple[Attack, ...] = (
            _argv_secrets),
     Attack("console-rebind", "forge", "rebind what the state dump calls from the program's "
            "console", _console_rebind),
+    Attack("answer-race", "forge", "replace the program's answer files between their writing "
+           "and their reading", _answer_race),
     Attack("cross-env", "escape", "another env's work directory from this env's shell",
            _cross_env),
     Attack("host-loopback", "escape", "listeners on the host's loopback (TCP, abstract unix)",

@@ -59,6 +59,9 @@ KNOWN_OPEN = {
                                   "its console drives",
     ("ds9", "console-rebind"): "issue 32 finding 4: DS9 answers the dump with Tcl procedures "
                                "its tcl command can redefine",
+    **{(tool, "answer-race"): f"issue 32: {tool}'s replies are files the program writes, not "
+                              "bound to a secret, so a shell its console starts can replace them"
+       for tool in ("praat", "qgis", "qupath")},
 }
 
 

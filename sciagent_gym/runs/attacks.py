@@ -332,6 +332,19 @@ print("SEEN", sorted(seen), flush=True)
 """
 
 
+def _probe_result(zone: Sandbox, name: str, log: str, marker: str, within: float) -> str:
+    """The log of the probe ``name`` running in the program zone once it printed ``marker``
+    (or what it holds after ``within`` seconds); the probe is ended either way."""
+    out, deadline = "", time.monotonic() + within
+    while time.monotonic() < deadline:
+        out = zone.read(log) or ""
+        if marker in out:
+            break
+        time.sleep(0.1)
+    zone.kill(name)
+    return out
+
+
 def _argv_secrets(ctx: Context) -> tuple[bool, str]:
     """A loop in the program zone (as a program console would start one: R ``system()``,
     PyMOL's ``python``, Fityk's Lua, ImageJ's ``exec``) reads every command line and
@@ -352,13 +365,7 @@ def _argv_secrets(ctx: Context) -> tuple[bool, str]:
             errors.append(type(exc).__name__)
             break
         calls += 1
-    out = ""
-    for _ in range(100):
-        out = zone.read(log) or ""
-        if "SEEN" in out:
-            break
-        time.sleep(0.1)
-    zone.kill(f"attack-watch-{ctx.token}")
+    out = _probe_result(zone, f"attack-watch-{ctx.token}", log, "SEEN", 10.0)
     found = re.search(r"SEEN (\[.*\])", out)
     if found is None:
         return False, f"the watcher gave no answer: {out[-200:]!r}"
@@ -863,13 +870,7 @@ def _answer_race(ctx: Context) -> tuple[bool | None, str]:
             forged += adapter.dump_state(provider) != before
         except Exception as exc:  # a reply spoiled, not forged
             errors.append(type(exc).__name__)
-    out = ""
-    for _ in range(120):
-        out = zone.read(log) or ""
-        if "FORGED" in out:
-            break
-        time.sleep(0.1)
-    zone.kill(f"attack-race-{ctx.token}")
+    out = _probe_result(zone, f"attack-race-{ctx.token}", log, "FORGED", 12.0)
     found = re.search(r"FORGED (\[.*\])", out)
     replaced = len(json.loads(found.group(1))) if found else "?"
     detail = (f"4 state reads, {replaced} answer files replaced, {forged} forged dumps"

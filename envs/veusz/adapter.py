@@ -18,6 +18,7 @@ Veusz reads them in a throwaway sandbox, in its safe mode (the reader of saved d
 
 from __future__ import annotations
 
+import copy
 import json
 import secrets
 import tempfile
@@ -160,7 +161,8 @@ class Adapter(ToolAdapter):
             doc = Path(tmp) / "document.vsz"
             doc.write_text(out["vsz"])
             try:
-                state = load_document(doc, [])
+                # a copy: load_document caches its summaries, and this one is changed below
+                state = copy.deepcopy(load_document(doc, []))
             except GetterError as exc:
                 raise ScriptError(f"state dump: {exc}") from None
         state["filename"], state["modified"] = str(out.get("filename")), \

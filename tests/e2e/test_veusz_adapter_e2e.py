@@ -94,5 +94,6 @@ def test_a_console_cannot_rebind_the_state_dump(env):
     assert base.adapter.run_script(base.provider, "import math\n"
                                    "__out__ = str(math.isfinite(1.0))") == "False"
     after = base.adapter.dump_state(base.provider)
+    assert after is not before  # each dump its own copy (the reader caches by content)
     assert after == before
     assert after["datasets"]["T"]["mean"] is not None and after["modified"] is False

@@ -6,7 +6,9 @@ listener at all: the client is a short Python client (``DROP_REQUEST_CLIENT``, a
 sandbox helper: the request's name, which names its answer, is on no command line) that writes
 the request file and renames it into place, so one env's requests can only ever reach its own
 QGIS (another env's sandbox has another /tmp). Answers come back as a JSON file renamed into
-place, which :meth:`ToolAdapter.run_client` waits for.
+place, which :meth:`ToolAdapter.run_client` waits for. Both carry an HMAC under a key the
+launch hands QGIS and no other process of the zone can read (``ChannelKey``; see channel.py):
+a file replaced between its writing and its reading is refused.
 
 The profile in ``snapshot/home/qgis/profiles/default`` (``--profiles-path``; not under a hidden
 directory, so that it survives packaging) fixes the main window geometry (maximised at
@@ -28,10 +30,18 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import DROP_REQUEST_CLIENT, ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import (
+    DROP_REQUEST_CLIENT,
+    ChannelHost,
+    ChannelKey,
+    ProgramHost,
+    ReplyTagError,
+    ToolAdapter,
+)
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
+    from sciagent_gym.tools import ToolInfo
 
 CHANNEL_CODE = (Path(__file__).parent / "inside" / "channel.py").read_text()
 STATE_CODE = (Path(__file__).parent / "inside" / "state_dump.py").read_text()
@@ -73,6 +83,12 @@ class Adapter(ToolAdapter):
     ready_timeout = 60.0
     _geometry: tuple[int, int, int, int] | None = None  # the main window's, at the last launch
     last_refusal: str = ""  # why the last in-place restore refused ("ok" if it did not)
+    #: Pool slots hold a QGIS each: their channel keys by the provider's launch_id, newest last
+    _KEYS_KEPT = 16
+
+    def __init__(self, info: ToolInfo) -> None:
+        super().__init__(info)
+        self._keys: dict[str, ChannelKey] = {}
 
     @staticmethod
     def channel_dir(provider: ProgramHost) -> str:
@@ -84,7 +100,13 @@ class Adapter(ToolAdapter):
                 json.dumps(self._input_paths(provider, task))]
 
     def launch_env(self, provider: ProgramHost) -> dict[str, str]:
+        # A launch starts a new zone with no other process in it, and the channel takes the
+        # key out of the environment (and its /proc files out of the zone's reach) first.
+        key = self._keys[provider.launch_id] = ChannelKey.new()
+        while len(self._keys) > self._KEYS_KEPT:
+            del self._keys[next(iter(self._keys))]
         return {"SCIAGENT_QGIS_CHANNEL": self.channel_dir(provider),
+                "SCIAGENT_QGIS_KEY": key.hex,
                 "XDG_RUNTIME_DIR": f"{provider.paths['tmp']}/runtime-user",
                 "QT_X11_NO_MITSHM": "1", "LIBGL_ALWAYS_SOFTWARE": "1",
                 "QGIS_DISABLE_MESSAGE_HOOKS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -173,9 +195,17 @@ class Adapter(ToolAdapter):
                 raise ScriptError(f"QGIS request opened a dialog instead of finishing "
                                   f"({', '.join(repr(w.title) for w in new)}); it was closed")
 
-        answer = self.run_client(provider, f"qgis-client-{n}", f"{channel}/{n}.json",
-                                 code=DROP_REQUEST_CLIENT, args=[f"{channel}/req/{n}.py", code],
+        key = self._keys.get(provider.launch_id)
+        if key is None:
+            raise ScriptError("QGIS was not launched by this adapter: it has no channel key")
+        tagged = self.run_client(provider, f"qgis-client-{n}", f"{channel}/{n}.json",
+                                 code=DROP_REQUEST_CLIENT,
+                                 args=[f"{channel}/req/{n}.py", key.sign(n, code)],
                                  timeout=timeout, error=ScriptError, check=check, poll=0.01)
+        try:
+            answer = key.verify(n, tagged)
+        except ReplyTagError as exc:
+            raise ScriptError(f"QGIS's answer refused: {exc}") from None
         try:
             reply = json.loads(answer)
         except json.JSONDecodeError as exc:

@@ -44,6 +44,9 @@ class Provider(abc.ABC):
     #: Whether the last ``wait_settled`` saw the screen go still before its cap (None: the
     #: provider cannot tell).
     last_settled: bool | None = None
+    #: New at each launch of the program (a restart, not an in-place restore): adapters key
+    #: what belongs to one running program by it (QGIS's channel key).
+    launch_id: str = ""
 
     @abc.abstractmethod
     def reset(self, tool: ToolAdapter, task: Task) -> Task:

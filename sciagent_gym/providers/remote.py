@@ -9,6 +9,7 @@ the remote machine first, typically to a VM snapshot; without one the program is
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -142,6 +143,7 @@ class RemoteProvider(Provider):
         else:
             if tool.snapshot_dir.is_dir():
                 client.put_tree(tool.snapshot_dir, self._paths["home"])
+            self.launch_id = secrets.token_hex(8)
             client.launch(APP, tool.launch_argv(self, task), env=tool.launch_env(self),
                           cwd=self._paths["work"], log=f"{self._paths['tmp']}/app.log")
         t3 = time.monotonic()
@@ -163,6 +165,7 @@ class RemoteProvider(Provider):
         is ready and the screen is canonical."""
         if tool.snapshot_dir.is_dir():
             self._client.put_tree(tool.snapshot_dir, self._paths["home"])
+        self.launch_id = secrets.token_hex(8)
         self._client.launch(APP, tool.launch_argv(self, None), env=tool.launch_env(self),
                             cwd=self._paths["work"], log=f"{self._paths['tmp']}/app.log")
         self.wait_ready(tool, None)

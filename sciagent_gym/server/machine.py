@@ -46,6 +46,8 @@ class Machine:
     #: waits (``ToolAdapter.run_client``) scale by this. A server's programs run on its
     #: own machine at full speed, so no slack.
     ready_scale: float = 1.0
+    #: What a provider's ``launch_id`` is: programs here are launched by the host's provider.
+    launch_id: str = ""
 
     def __init__(self, display_name: str, home: str, work: str | None = None,
                  tmp: str | None = None) -> None:

@@ -22,9 +22,10 @@ from sciagent_gym.tools.discovery import (
     tool_info,
 )
 from sciagent_gym.tools.host import ChannelHost, ProgramHost
-from sciagent_gym.tools.reply_tag import ReplyKey
+from sciagent_gym.tools.reply_tag import ChannelKey, ReplyKey
 
-__all__ = ["DROP_REQUEST_CLIENT", "ChannelHost", "ProgramHost", "ReplyKey", "ReplyTagError",
+__all__ = ["DROP_REQUEST_CLIENT", "ChannelHost", "ChannelKey", "ProgramHost", "ReplyKey",
+           "ReplyTagError",
            "Requirement", "ToolAdapter",
            "ToolInfo", "add_tools_root", "discover", "envs_root", "load_adapter",
            "load_tool_getters", "load_tool_specs", "remove_tools_root", "task_specs_root",

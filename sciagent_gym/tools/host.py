@@ -19,6 +19,8 @@ class ChannelHost(Protocol):
     """Enough to run a state-channel client next to the program and read its answer."""
 
     ready_scale: float
+    #: New at each launch of the program: what adapters key one running program's state by.
+    launch_id: str
 
     @property
     def paths(self) -> dict[str, str]:

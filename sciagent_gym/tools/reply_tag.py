@@ -1,4 +1,7 @@
-"""A one-time tag on a reply a program writes into a file, for languages with no hash function.
+"""Tags on what a program writes into a file of its zone, so a replaced file is caught.
+
+:class:`ChannelKey` (HMAC-SHA256 both ways) for programs that can compute one;
+:class:`ReplyKey`, a one-time tag, for languages with no hash function.
 
 Where a program can only answer by writing a file into its zone's /tmp (ImageJ's macros), any
 other process of the zone can replace that file between its writing and its reading: a shell
@@ -13,6 +16,8 @@ so a replaced reply passes with probability at most (its length in UTF-16 units)
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 from dataclasses import dataclass
 from typing import ClassVar
@@ -55,4 +60,40 @@ class ReplyKey:
             raise ReplyTagError("the reply carries no tag")
         if int(head.strip()) != self.tag(text):
             raise ReplyTagError("the reply's tag does not match: it was not the program's")
+        return text
+
+
+@dataclass(frozen=True)
+class ChannelKey:
+    """An HMAC-SHA256 key shared by an adapter and a program that can compute one (Python
+    inside QGIS): both directions of a file channel carry a tag, so a process of the zone that
+    replaces a request or an answer file is caught. Unlike :class:`ReplyKey` it lives as long
+    as the program: the program gets it once, at launch, in a way no other process of its zone
+    can read (see the tool's channel), so it is never sent with a request."""
+
+    key: bytes
+
+    @classmethod
+    def new(cls) -> ChannelKey:
+        return cls(secrets.token_bytes(32))
+
+    @property
+    def hex(self) -> str:
+        return self.key.hex()
+
+    def tag(self, kind: str, name: str, text: str) -> str:
+        """The tag of one ``kind`` ("request" or "answer") of request ``name``: bound to both,
+        so neither a request's tag nor an old answer can stand in for another."""
+        msg = b"\0".join((kind.encode(), name.encode(), text.encode("utf-8", "surrogatepass")))
+        return hmac.new(self.key, msg, hashlib.sha256).hexdigest()
+
+    def sign(self, name: str, code: str) -> str:
+        """A request's file content: its tag, a newline, the code."""
+        return f"{self.tag('request', name, code)}\n{code}"
+
+    def verify(self, name: str, tagged: str) -> str:
+        """The answer's text if its first line is its tag."""
+        head, sep, text = tagged.partition("\n")
+        if not sep or not hmac.compare_digest(head.strip(), self.tag("answer", name, text)):
+            raise ReplyTagError("the answer's tag does not match: it was not the program's")
         return text

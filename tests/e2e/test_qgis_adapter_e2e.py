@@ -65,6 +65,49 @@ def test_failing_request_reports_the_traceback_and_env_keeps_working(qgis_env):
     assert terminated and info["evaluation"]["score"] == 0.0
 
 
+_PLANT = r"""
+import os, sys, time
+channel = sys.argv[1]
+# a request under a made-up tag, renamed into place as the adapter's client does
+with open(channel + "/req/9999-aa.tmp", "w") as fh:
+    fh.write("0" * 64 + "\n" + "open(%r, 'w').write('ran')\n__out__ = 'ran'" % (channel + "/ran"))
+os.rename(channel + "/req/9999-aa.tmp", channel + "/req/9999-aa.py")
+for _ in range(200):
+    if os.path.exists(channel + "/9999-aa.json"):
+        break
+    time.sleep(0.025)
+print(open(channel + "/9999-aa.json").read())
+# what a shell QGIS starts could read of QGIS (it is the zone's uid, QGIS runs as it too)
+qgis = [p for p in os.listdir("/proc") if p.isdigit()
+        and b"qgis.bin" in open("/proc/%s/cmdline" % p, "rb").read().split(b"\0")[0]]
+assert len(qgis) == 1, qgis
+for name in ("environ", "mem", "maps"):
+    try:
+        with open("/proc/%s/%s" % (qgis[0], name), "rb") as fh:  # mem: opening is the test
+            fh.read(64) if name != "mem" else None
+        print("READ", name)
+    except OSError:
+        print("CLOSED", name)
+"""
+
+
+def test_the_zone_can_neither_plant_a_request_nor_read_the_channel_key(qgis_env):
+    """QGIS's channel files live in the zone's /tmp, as does every shell its console starts:
+    a request the zone plants is refused unrun (its tag is not the adapter's), and QGIS's
+    memory and environment, where the key is, are closed to the zone's other processes."""
+    qgis_env.reset(seed=0, options={"task": "qgis/hide-layer"})
+    base = qgis_env.unwrapped
+    zone = base.provider.sandbox
+    channel = base.adapter.channel_dir(base.provider)
+    out = zone.exec(argv=["/usr/bin/python3", "-I", "-S", "-c", _PLANT, channel]).output
+    assert "request refused" in out and '"ok": false' in out, out
+    assert zone.read(f"{channel}/ran") is None
+    assert out.count("CLOSED") == 3, out
+    assert "SCIAGENT_QGIS_KEY" not in zone.exec(shell="cat /proc/*/environ | tr '\\0' '\\n'"
+                                                ).output
+    assert base.adapter.run_script(base.provider, "__out__ = 'alive'") == "alive"
+
+
 def test_cli_actions_are_refused_where_the_task_forbids_them(qgis_env):
     """qgis/hide-layer is a gui task: run() does nothing and says why."""
     obs, info = qgis_env.reset(seed=0, options={"task": "qgis/hide-layer"})
@@ -117,10 +160,14 @@ def test_two_envs_are_isolated():
         probe = pa.provider.run_command(f"ls -d {channel}/req; touch {channel}/req/x.py")
         assert probe.returncode != 0, probe.output
         # the same channel path seen from inside A's program zone is A's private /tmp: a
-        # request dropped there reaches A's QGIS only, never B's
+        # request dropped there (under A's channel key) reaches A's QGIS only, never B's
         zone = pa.provider.sandbox
-        zone.exec(shell=f"printf \"project.setTitle('hijacked')\" > {channel}/req/x.py.tmp"
-                  f" && mv {channel}/req/x.py.tmp {channel}/req/999999.py")
+        request = pa.adapter._keys[pa.provider.launch_id].sign("999999",
+                                                               "project.setTitle('hijacked')")
+        zone.exec(argv=["/usr/bin/python3", "-I", "-S", "-c",
+                        "import os, sys; open(sys.argv[1] + '.tmp', 'w').write(sys.argv[2]); "
+                        "os.rename(sys.argv[1] + '.tmp', sys.argv[1])",
+                        f"{channel}/req/999999.py", request])
         # QGIS answers requests in number order, so wait for this one's answer before asking
         assert zone.exec(shell=f"for i in $(seq 200); do [ -e {channel}/999999.json ] && exit 0;"
                          " sleep 0.05; done; exit 1").returncode == 0

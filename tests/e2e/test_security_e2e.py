@@ -61,7 +61,7 @@ KNOWN_OPEN = {
                                "its tcl command can redefine",
     **{(tool, "answer-race"): f"issue 32: {tool}'s replies are files the program writes, not "
                               "bound to a secret, so a shell its console starts can replace them"
-       for tool in ("praat", "qgis", "qupath")},
+       for tool in ("praat", "qupath")},
 }
 
 

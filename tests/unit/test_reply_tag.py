@@ -1,12 +1,16 @@
-"""The one-time tag on replies a program writes into a file (sciagent_gym.tools.reply_tag)."""
+"""Tags on what a program writes into a file of its zone (sciagent_gym.tools.reply_tag)."""
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import hmac
 import random
+from pathlib import Path
 
 import pytest
 
-from sciagent_gym.tools import ReplyKey, ReplyTagError
+from sciagent_gym.tools import ChannelKey, ReplyKey, ReplyTagError, envs_root
 from sciagent_gym.tools.reply_tag import P
 
 
@@ -54,3 +58,44 @@ def test_forging_without_the_first_key_is_a_guess():
             shifted = (t + guess.tag(forged) - guess.tag(text)) % P
             wins += shifted == key.tag(forged)
     assert wins == 0
+
+
+def _qgis_side_tag(key: bytes):
+    """``_tag`` as QGIS's channel defines it (envs/qgis/inside/channel.py, which imports qgis
+    at its top, so only that function is taken out of it)."""
+    source = (Path(envs_root()) / "qgis" / "inside" / "channel.py").read_text()
+    func = next(n for n in ast.parse(source).body
+                if isinstance(n, ast.FunctionDef) and n.name == "_tag")
+    ns = {"hmac": hmac, "hashlib": hashlib, "_KEY": key}
+    exec(compile(ast.Module([func], []), "channel.py", "exec"), ns)
+    return ns["_tag"]
+
+
+@pytest.mark.parametrize("text", ["", '{"ok": true, "out": 3}', "µm² \U0001f52c", "x" * 9000])
+def test_the_qgis_channel_and_the_adapter_agree_on_tags(text):
+    key = ChannelKey.new()
+    program = _qgis_side_tag(key.key)
+    request = key.sign("7-ab12", text)
+    assert request.partition("\n")[0] == program("request", "7-ab12", text)
+    assert key.verify("7-ab12", f"{program('answer', '7-ab12', text)}\n{text}") == text
+
+
+def test_a_channel_answer_is_bound_to_its_key_its_request_and_its_direction():
+    key = ChannelKey.new()
+    text = '{"ok": true, "out": {"features": 12}}'
+    genuine = f"{key.tag('answer', '3-aa', text)}\n{text}"
+    assert key.verify("3-aa", genuine) == text
+    refused = [
+        f"{key.tag('answer', '3-aa', text)}\n{text.replace('12', '4242')}",  # changed
+        genuine.replace("\n", "\n ", 1),  # one more character
+        key.sign("3-aa", text),  # a request's tag is no answer's
+        text,  # no tag
+        "",
+    ]
+    for forged in refused:
+        with pytest.raises(ReplyTagError, match="not the program's"):
+            key.verify("3-aa", forged)
+    with pytest.raises(ReplyTagError):
+        key.verify("4-bb", genuine)  # an old answer for a later request
+    with pytest.raises(ReplyTagError):
+        ChannelKey.new().verify("3-aa", genuine)  # another launch's key

@@ -11,9 +11,22 @@ QTimers also fire inside the nested event loops of modal dialogs and menus, so t
 answering while the agent has a dialog open; a request that itself opens a modal dialog would be
 re-entered, which the ``busy`` flag prevents. On start it opens the files named (JSON list) in
 ``$SCIAGENT_QGIS_OPEN``, so every episode starts from the same project.
+
+Every file here lives in the zone's /tmp, where any process QGIS starts (a shell from its
+Python console, a Processing tool) could replace it between its writing and its reading. So
+both directions carry an HMAC under a key only this process and the adapter hold: it comes in
+``$SCIAGENT_QGIS_KEY`` at launch (when the zone is new and holds no other process), is removed
+from the environment children inherit, and the process makes itself non-dumpable, which closes
+its memory, environment and descriptors in /proc to every other process of its uid. A request
+runs only if its first line is the tag of its name and code; the answer's first line is the tag
+of its name and text. (Code typed into QGIS's own Python console runs in this process and can
+read the key: that is the console-rebind case of the threat model, not this one.)
 """
 # ruff: noqa: E402 (this file runs inside QGIS, where qgis.* imports work)
 
+import ctypes
+import hashlib
+import hmac
 import json
 import os
 import sys
@@ -31,6 +44,17 @@ from qgis.utils import iface
 CHANNEL = os.environ.get("SCIAGENT_QGIS_CHANNEL", "/tmp/sciagent-qgis")
 REQ = os.path.join(CHANNEL, "req")
 STATUS = {"loaded": False, "open_error": None}
+_KEY = bytes.fromhex(os.environ.pop("SCIAGENT_QGIS_KEY", ""))
+try:  # PR_SET_DUMPABLE 0: /proc/<this pid>/{mem,environ,fd} closed to the zone's other processes
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+except (OSError, AttributeError):
+    pass
+
+
+def _tag(kind, name, text):
+    """The HMAC of one request or answer: bound to its direction and its request's name."""
+    msg = b"\0".join((kind.encode(), name.encode(), text.encode("utf-8", "surrogatepass")))
+    return hmac.new(_KEY, msg, hashlib.sha256).hexdigest()
 
 
 def _csv_uri(path):
@@ -116,11 +140,16 @@ class Channel:
     def answer(self, name):
         path = os.path.join(REQ, name)
         base = os.path.join(CHANNEL, name[:-3])
+        stem = name[:-3]
         try:
             with open(path) as fh:
-                code = fh.read()
+                tag, _, code = fh.read().partition("\n")
         finally:
             os.remove(path)
+        if not _KEY or not hmac.compare_digest(tag, _tag("request", stem, code)):
+            self.reply(base, stem, {"ok": False, "error": "request refused: its tag is not "
+                                                          "the adapter's"})
+            return
         import qgis.core as _core
 
         ns = {k: getattr(_core, k) for k in dir(_core) if k.startswith("Qgs")}
@@ -132,13 +161,17 @@ class Channel:
             reply = {"ok": True, "out": ns.get("__out__")}
         except BaseException:
             reply = {"ok": False, "error": traceback.format_exc()[-3000:]}
+        self.reply(base, stem, reply)
+
+    @staticmethod
+    def reply(base, stem, reply):
         try:
             text = json.dumps(reply, default=str)
         except Exception:
             error = traceback.format_exc()[-1500:]
             text = json.dumps({"ok": False, "error": f"answer is not JSON-able: {error}"})
         with open(base + ".part", "w") as fh:
-            fh.write(text)
+            fh.write(_tag("answer", stem, text) + "\n" + text)
         os.rename(base + ".part", base + ".json")
 
 

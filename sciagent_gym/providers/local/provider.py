@@ -124,6 +124,7 @@ class LocalProvider(Provider):
     cli_isolated = _ReadOnlyOfActiveSlot()
     host_work_dir = _ReadOnlyOfActiveSlot()
     paths = _ReadOnlyOfActiveSlot()
+    launch_id = _ReadOnlyOfActiveSlot()
     execute = _OfActiveSlot()
     screenshot = _OfActiveSlot()
     windows = _OfActiveSlot()

@@ -4,6 +4,7 @@ program, restored from the tool's snapshot on every reset."""
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import time
 from pathlib import Path
@@ -165,6 +166,7 @@ class LocalSlot(Provider):
         t2 = time.monotonic()
         sbx.extra_ro_binds = tool.sandbox_ro_binds()
         sbx.start()
+        self.launch_id = secrets.token_hex(8)
         self._app_zone = self._zone_of(tool)
         if self._app_zone is self._agent:
             self._agent.extra_ro_binds = tool.sandbox_ro_binds()

@@ -549,7 +549,9 @@ class SciGUIEnv(gym.Env):
         # reward mode: reports rebuild ST-Bench's evaluation metrics from it
         self._stbench = stbench_reward(self._criteria, self.final_state)
         if self.reward_mode == "stbench":
-            return self._stbench.score if self._stbench is not None else 0.0
+            # ST-Bench's reward applies no gate, but giving up on a feasible task earns nothing
+            gave_up = status == "fail" and not self.task.spec.infeasible
+            return self._stbench.score if self._stbench is not None and not gave_up else 0.0
         if self.reward_mode == "binary":
             return 1.0 if self.evaluation.success else 0.0
         if self.reward_mode == "dense":

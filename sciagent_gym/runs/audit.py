@@ -2,10 +2,12 @@
 
 For every task (and seed): the oracle must score 1.0 with success, and so must the GUI oracle
 (the task solved through ``step()`` alone, where it differs from the oracle); doing nothing
-must score 0 (an infeasible task only must not succeed), and every named negative must not
-succeed. Then a cross-task matrix, after MatToolBench's reliability audit: each task's oracle
-final state is scored by every other task's evaluator, which must not call it a success.
-Precision, recall and F1 of the success decision are computed over all of these judgements.
+must score 0 (an infeasible task only must not succeed), every named negative must not
+succeed, and the oracle's final state with the other ending (``FAIL`` on a feasible task,
+``DONE`` on an infeasible one: case ``status:fail`` / ``status:done``) must score 0. Then a
+cross-task matrix, after MatToolBench's reliability audit: each task's oracle final state is
+scored by every other task's evaluator, which must not call it a success. Precision, recall
+and F1 of the success decision are computed over all of these judgements.
 
 With ``cheats``, the cheat audit too: the generic cheats of :mod:`sciagent_gym.runs.cheats` are
 scored on the no-op's final state (the real start state, program state included), and the spec's own
@@ -19,6 +21,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -222,6 +225,7 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
             if case == "oracle" and error is None:
                 oracle_states[(task_id, seed)] = base.final_state.save(
                     keep / f"{task_id.replace('/', '_')}-{seed}")
+                report.cases.append(_swapped_status(base, spec, seed))
             if case == "noop" and cheats and error is None:
                 report.cases += _generic_cheats(base, spec, seed, ev.score,
                                                 base.final_state, keep)
@@ -241,6 +245,19 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
         if own_env:
             env.close()
     return report
+
+
+def _swapped_status(base, spec, seed: int) -> CaseResult:
+    """The oracle's final state scored as if the episode had ended the other way: ``FAIL`` on
+    a feasible task (the work done, then declared impossible), ``DONE`` on an infeasible one.
+    Either must score 0 without success; it needs no program start of its own."""
+    t0 = time.monotonic()
+    status = "done" if spec.infeasible else "fail"
+    ev = evaluate(base.task.criteria(), replace(base.final_state, agent_status=status))
+    return CaseResult(spec.id, seed, f"status:{status}", ev.score, ev.success,
+                      ev.score == 0.0 and not ev.success,
+                      [c.name for c in ev.criteria if not c.passed],
+                      time.monotonic() - t0, None, base.task.noop_correct, base.modality)
 
 
 def _generic_cheats(base, spec, seed: int, noop_score: float, start: FinalState,

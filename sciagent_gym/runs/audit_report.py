@@ -18,7 +18,7 @@ ORACLES = ("oracle", "gui_oracle")
 class CaseResult:
     task_id: str
     seed: int
-    case: str  # "oracle", "noop" or a negative's name
+    case: str  # "oracle", "noop", a negative's name, "cheat:<name>" or "status:<ending>"
     score: float
     success: bool
     ok: bool
@@ -35,6 +35,11 @@ class CaseResult:
     @property
     def is_cheat(self) -> bool:
         return self.case.startswith("cheat:")
+
+    @property
+    def is_swapped_status(self) -> bool:
+        """The oracle's state re-scored with the other ending (see ``audit._swapped_status``)."""
+        return self.case.startswith("status:")
 
 
 @dataclass
@@ -91,7 +96,7 @@ class AuditReport:
         (when audited) cheats held and the best cheat score."""
         cheats = any(c.is_cheat for c in self.cases)
         head = (f"{'task':<38} {'modality':<8} {'oracle':>6} {'GUI':>5} {'steps':>5} "
-                f"{'no-op':>6} {'negatives':>9} {'cross FP':>8}")
+                f"{'no-op':>6} {'negatives':>9} {'swapped':>7} {'cross FP':>8}")
         lines = [f"audit of {self.tool} (seeds {', '.join(map(str, self.seeds))})",
                  head + (f" {'cheats':>7} {'max':>5}" if cheats else "") + "  ok"]
         for task_id in sorted({c.task_id for c in self.cases}):
@@ -99,19 +104,26 @@ class AuditReport:
             oracle = [c for c in mine if c.case == "oracle"]
             gui = [c for c in mine if c.gui]
             noop = [c for c in mine if c.case == "noop"]
-            negs = [c for c in mine if c.case not in (*ORACLES, "noop") and not c.is_cheat]
+            negs = [c for c in mine if c.case not in (*ORACLES, "noop") and not c.is_cheat
+                    and not c.is_swapped_status]
+            swapped = [c for c in mine if c.is_swapped_status]
             tricks = [c for c in mine if c.is_cheat]
             cross_fp = sum(x.success for x in self.cross if x.evaluator_task == task_id)
             ok = all(c.ok for c in mine) and cross_fp == 0
             row = (f"{task_id:<38} {mine[0].modality:<8} "
                    f"{_worst(oracle, min):>6} {_worst(gui, min):>5} "
                    f"{'-' if not gui else max(c.steps for c in gui):>5} {_worst(noop, max):>6} "
-                   f"{sum(not c.success for c in negs):>4}/{len(negs):<4} {cross_fp:>8}")
+                   f"{sum(not c.success for c in negs):>4}/{len(negs):<4} "
+                   f"{_worst(swapped, max):>7} {cross_fp:>8}")
             if cheats:
                 row += (f" {sum(c.ok for c in tricks):>3}/{len(tricks):<3} "
                         f"{_worst(tricks, max):>5}")
             lines.append(row + f"  {'yes' if ok else 'NO'}")
         c, m = self.counts, self.metrics
+        swapped = [c for c in self.cases if c.is_swapped_status]
+        lines.append(f"the oracle's state ending the other way (FAIL on a feasible task, DONE "
+                     f"on an infeasible one): {sum(c.ok for c in swapped)}/{len(swapped)} "
+                     "at 0")
         gui = [c for c in self.cases if c.gui]
         lines.append(f"GUI oracles: {sum(c.ok for c in gui)}/{len(gui)} at 1.0 "
                      f"({len({c.task_id for c in gui})} of {len({c.task_id for c in self.cases})} "

@@ -30,6 +30,8 @@ def load_report(path: str | Path) -> AuditReport:
 def summary_row(report: AuditReport, display_name: str | None = None) -> str:
     """One Markdown row: what each kind of case was expected to do, and how many did.
 
+    The negatives include the oracle's state scored with the other ending (``status:*``:
+    FAIL on a feasible task, DONE on an infeasible one), which must score 0.
     Cases whose right answer is to do nothing (a state-control variant whose toggles already
     are as asked) are counted apart: there a no-op, and DONE as a "cheat", rightly succeed.
     """
@@ -61,7 +63,8 @@ def summary_row(report: AuditReport, display_name: str | None = None) -> str:
              frac(sum(c.score == 1.0 and c.success for c in oracle), len(oracle)),
              f"{frac(sum(c.ok for c in gui), len(gui))} "
              f"({len({c.task_id for c in gui})} of {tasks} tasks)", noop_cell,
-             frac(sum(not c.success for c in negatives), len(negatives)),
+             frac(sum(c.ok if c.is_swapped_status else not c.success for c in negatives),
+                  len(negatives)),
              f"{report.metrics['f1']:.3f}",
              frac(sum(c.ok for c in cheats), len(cheats)) if cheats else "not played",
              f"{best:.2f}" if cheats else "-", successes if cheats else "-",

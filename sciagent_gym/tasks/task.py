@@ -14,6 +14,7 @@ import tifffile
 
 from sciagent_gym.blas import one_blas_thread
 from sciagent_gym.evaluation import Criterion
+from sciagent_gym.evaluation.state import AGENT_STATUSES
 from sciagent_gym.processes import owned_tempdir
 from sciagent_gym.tasks.queries import query_params, query_split
 from sciagent_gym.tasks.spec import TaskSpec, TaskSpecError
@@ -73,6 +74,21 @@ def sample_params(spec: TaskSpec, seed: int) -> dict[str, Any]:
             value = float(rng.uniform(*p["float"]))
             out[name] = round(value, p["round"]) if "round" in p else value
     return out
+
+
+#: The name of the gate every feasible task's criteria start with (after the input checks).
+STATUS_GATE = "did not declare FAIL (the task is feasible)"
+
+
+def status_gate() -> Criterion:
+    """A weight-0 gate that fails when the episode ended with ``FAIL``: on a feasible task
+    giving up is a failure, whatever the files or the program show (as OSWorld scores it),
+    so a policy cannot hedge by doing the work and then declaring it impossible."""
+    ended = [s for s in AGENT_STATUSES if s != "fail"]
+    return Criterion.from_dict({
+        "name": STATUS_GATE, "weight": 0, "gate": True, "getter": "agent_status",
+        "description": "FAIL says the task cannot be done; this one can, so FAIL scores 0.",
+        "check": {"op": "one_of", "options": ended}})
 
 
 class Task:
@@ -161,7 +177,10 @@ class Task:
         """The evaluator's criteria with every reference resolved, plus input-integrity checks.
 
         Protected inputs add weight-0 criteria first (so no gate skips them): they do not change
-        the score, but an episode that altered an input cannot count as a success. On a
+        the score, but an episode that altered an input cannot count as a success. A feasible
+        task then gates everything on the agent not having given up (:func:`status_gate`:
+        ``FAIL`` scores 0 however much was done); an infeasible task's own criteria gate on
+        ``FAIL`` (the spec checks test_specs enforce), so there only ``FAIL`` earns credit. On a
         state-control variant where some toggle must change, the criteria crediting toggles
         that already start at their targets become weight-0 gates, moved first: leaving such a
         toggle earns nothing (doing nothing scores 0) and changing it scores 0 (flipping every
@@ -176,6 +195,8 @@ class Task:
                 "getter": {"fn": "file_sha256", "path": name},
                 "check": {"op": "unchanged", "expected_sha256": digest},
             }))
+        if not self.spec.infeasible:
+            out.append(status_gate())
         own = [Criterion.from_dict(resolve(c, self.context)) for c in self.spec.evaluator]
         return out + self._toggle_credit(own)
 

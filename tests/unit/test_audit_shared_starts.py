@@ -14,6 +14,7 @@ from sciagent_gym.actions import types as A
 from sciagent_gym.env import SciGUIEnv
 from sciagent_gym.providers.fake import FakeProvider
 from sciagent_gym.runs.audit import audit_tool
+from sciagent_gym.tasks.task import STATUS_GATE
 from sciagent_gym.tools.discovery import add_tools_root, remove_tools_root
 
 FIXTURE_TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
@@ -69,6 +70,10 @@ def test_shared_starts_give_the_same_verdicts_with_fewer_program_starts():
     # the captured state is the prefix's, not the oracle's later one: saved but no answer
     assert by_case[(0, "saved-only")].score == pytest.approx(0.5)
     assert by_case[(0, "oracle")].score == 1.0
+    # the oracle's final state, ended with FAIL instead: the work was done, the score is 0
+    swapped = by_case[(0, "status:fail")]
+    assert swapped.ok and swapped.score == 0.0 and not swapped.success
+    assert swapped.failed_criteria[0] == STATUS_GATE
     assert {c.case for c in shared.cases if c.shared} == {"noop", "no-answer", "saved-only"}
     assert not any(c.shared for c in separate.cases)
     # per seed: oracle, wrong-answer, answer-first (shared) against those and 3 more (separate)

@@ -23,7 +23,7 @@ from sciagent_gym.env import PROVIDERS, REWARD_MODES, SciGUIEnv, provider_class
 from sciagent_gym.errors import FakeProviderError
 from sciagent_gym.providers.base import Provider
 from sciagent_gym.providers.fake import FakeProvider
-from sciagent_gym.tasks.task import HELDOUT_SPLIT, split_of
+from sciagent_gym.tasks.task import HELDOUT_SPLIT, STATUS_GATE, split_of
 from sciagent_gym.tools.discovery import add_tools_root, discover, remove_tools_root
 
 FIXTURE_TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
@@ -304,15 +304,18 @@ def test_default_step_budget_is_the_specs(make):
     assert env.step("pyautogui.press('a')")[3]
 
 
-@pytest.mark.parametrize("word, end", [("DONE", "done"), ("FAIL", "fail")])
-def test_done_and_fail_terminate(make, word, end):
+@pytest.mark.parametrize("word, end, score", [("DONE", "done", 0.5), ("FAIL", "fail", 0.0)])
+def test_done_and_fail_terminate(make, word, end, score):
+    """Both end the episode; on a feasible task FAIL scores 0 whatever was done before it."""
     env = make(task=SUM)
     env.reset(seed=0)
     env.step(f'answer("{the_sum(env)}")')
     _, reward, terminated, truncated, info = env.step(word)
     assert (terminated, truncated, info["end"]) == (True, False, end)
-    assert reward == pytest.approx(0.5) and info["evaluation"]["score"] == pytest.approx(0.5)
+    assert reward == pytest.approx(score) and info["evaluation"]["score"] == pytest.approx(score)
     assert env.final_state.agent_status == end
+    gate = next(c for c in info["evaluation"]["criteria"] if c["name"] == STATUS_GATE)
+    assert gate["passed"] == (word == "DONE") and not info["evaluation"]["success"]
 
 
 def test_nothing_after_done_in_the_same_step_is_performed(make):

@@ -177,7 +177,7 @@ def test_check_params_given_as_references_are_validated_once_resolved(tmp_path):
                                         "check": {"op": "set_equal", "expected": "$names"}}]}}
     task = Task(parse_spec(spec), 0, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
     task.stage(tmp_path)
-    assert task.criteria()[0].check_params == {"expected": ["a", "b"]}
+    assert task.criteria()[-1].check_params == {"expected": ["a", "b"]}
     spec["params"]["names"] = "not a list"
     task = Task(parse_spec(spec), 0, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
     task.stage(tmp_path)

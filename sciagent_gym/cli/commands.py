@@ -119,9 +119,42 @@ def cmd_attacks(args: argparse.Namespace) -> int:
     return 0 if reports and summary["held"] == summary["total"] else 1
 
 
+def cmd_prior(args: argparse.Namespace) -> int:
+    """``audit --prior``: constant answers and instruction-decided answers, offline."""
+    from tqdm import tqdm
+
+    from sciagent_gym.runs.prior import audit_prior, summary_markdown
+    from sciagent_gym.tools import discover
+
+    tools = [args.tool] if args.tool else sorted(discover())
+    reports = []
+    for tool in tools:
+        bar = tqdm(desc=f"prior {tool}", unit="variant", disable=args.json or args.quiet
+                   or not sys.stderr.isatty())
+
+        def progress(task_id: str, bar=bar) -> None:
+            bar.set_postfix_str(task_id[:50])
+            bar.update(1)
+
+        report = audit_prior(tool, tasks=args.task or None, train=args.train,
+                             unseen=args.unseen, progress=progress)
+        bar.close()
+        reports.append(report)
+        if not args.json:
+            print(report.table())
+    if args.json:
+        print(json.dumps({"train": args.train, "unseen": args.unseen,
+                          "tools": [r.to_dict() for r in reports]}, indent=2))
+    else:
+        print(summary_markdown(reports))
+    return 0 if all(r.passed for r in reports) else 1
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     if args.attacks:
         return cmd_attacks(args)
+    if args.prior:
+        return cmd_prior(args)
     if args.summary:
         return cmd_audit_summary(args)
     from tqdm import tqdm

@@ -86,6 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "on every installed tool; prints 'attacks held N/N'")
     p.add_argument("--attack", action="append",
                    help="with --attacks: only these attacks (repeatable)")
+    p.add_argument("--prior", action="store_true",
+                   help="offline, no program started: can a constant answer learnt on train "
+                        "variants pass unseen ones, and does the instruction decide the "
+                        "answer? (every tool, installed or not)")
+    p.add_argument("--train", type=int, default=30,
+                   help="with --prior: train-split variants per task (default 30)")
+    p.add_argument("--unseen", type=int, default=30,
+                   help="with --prior: val/test-split variants per task (default 30)")
     p.add_argument("--tool", help="only this tool (default: all)")
     p.add_argument("--task", action="append", help="only these task ids (repeatable)")
     p.add_argument("--seeds", type=int, default=1, help="variants per task (default 1)")

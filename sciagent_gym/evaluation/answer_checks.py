@@ -44,7 +44,7 @@ def _letter_index(letter: str, n: int) -> int | None:
     return i if 0 <= i < n else None
 
 
-def _expected_index(expected: Any, options: list[str]) -> int:
+def expected_index(expected: Any, options: list[str]) -> int:
     """The expected option's index: ``expected`` is its letter or its exact text."""
     if not isinstance(expected, str) or not expected.strip():
         raise ParamError("expected", f"must be an option's letter or text, got {fmt(expected)}")
@@ -70,7 +70,7 @@ def _v_choice(params: Mapping[str, Any]) -> None:
     dup = next((o for o in normed if normed.count(o) > 1), None)
     if dup is not None:
         raise ParamError("options", f"option text {fmt(dup)} appears twice")
-    _expected_index(params.get("expected"), options)
+    expected_index(params.get("expected"), options)
 
 
 def pick(answer: str, options: list[str]) -> tuple[int | None, str]:
@@ -112,7 +112,7 @@ def pick(answer: str, options: list[str]) -> tuple[int | None, str]:
 @register_check("choice", _v_choice)
 def choice(value: Any, options: list[str], expected: str) -> tuple[bool, str]:
     """The answer names exactly one of ``options`` and it is the ``expected`` one."""
-    want = _expected_index(expected, options)
+    want = expected_index(expected, options)
     got = _as_text(value)
     if got is None:
         return False, f"got {fmt(value)}, expected option {LETTERS[want]}"

@@ -7,7 +7,7 @@ import os
 import sys
 
 from sciagent_gym import __version__
-from sciagent_gym.cli import commands, listing
+from sciagent_gym.cli import audit_commands, commands, listing
 
 #: sciagent_gym.runs.rollout.POLICIES, named here so that parsing imports no Gymnasium.
 RUN_POLICIES = ("random", "oracle", "gui-oracle", "noop", "vlm")
@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how a step waits for the screen: damage (X DAMAGE events; the "
                         "default), frame (compare grabs) or fast")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=commands.cmd_audit)
+    p.set_defaults(func=audit_commands.cmd_audit)
 
     p = sub.add_parser("rescore", help="score a run's saved final states again, offline")
     p.add_argument("run_dir")

@@ -81,6 +81,12 @@ def cmd_prior(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    from sciagent_gym.tools import discover
+
+    if args.tool and args.tool not in discover():
+        print(f"error: unknown tool {args.tool!r} (known: {', '.join(sorted(discover()))})",
+              file=sys.stderr)
+        return 2
     if args.attacks:
         return cmd_attacks(args)
     if args.prior:

@@ -109,15 +109,18 @@ class PriorReport:
 
     def table(self) -> str:
         lines = [f"prior audit of {self.tool}",
-                 f"{'task / criterion':<64} {'share':>6} {'limit':>6} {'instr.':>7}  best"]
+                 f"{'task / criterion':<64} {'share':>6} {'of':>6} {'limit':>6} {'instr.':>7}"
+                 "  best"]
         for c in self.criteria:
             name = f"{c.task_id}: {c.criterion}"[:64]
             if not c.covered:
-                lines.append(f"{name:<64} {'-':>6} {'':>6} {'':>7}  not covered: {c.note}")
+                lines.append(f"{name:<64} {'-':>6} {'':>6} {'':>6} {'':>7}  not covered: "
+                             f"{c.note}")
                 continue
             mark = " OVER" if c.over else ""
             det = f"{c.determined}/{c.groups}" if c.groups else "-"
-            lines.append(f"{name:<64} {c.share:>6.2f} {c.limit:>6.2f} {det:>7}  "
+            of = f"{round(c.share * c.unseen)}/{c.unseen}"
+            lines.append(f"{name:<64} {c.share:>6.2f} {of:>6} {c.limit:>6.2f} {det:>7}  "
                          f"{(c.best or '')[:24]!r}{mark}"
                          + (f" (gated: {c.gated[:30]})" if c.gated else ""))
         for task_id, why in self.errors.items():

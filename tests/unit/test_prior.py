@@ -119,3 +119,11 @@ def test_the_cli_prints_the_table_and_exits_1_when_a_criterion_is_over(capsys):
                  "--train", "20", "--unseen", "20", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["tools"][0]["passed"] and data["unseen"] == 20
+
+
+def test_an_unknown_tool_is_a_clear_error_not_a_traceback(capsys):
+    from sciagent_gym.cli.main import main
+
+    for mode in (["--prior"], ["--attacks"], []):
+        assert main(["audit", *mode, "--tool", "no-such-tool", "-q"]) == 2
+        assert "error: unknown tool 'no-such-tool'" in capsys.readouterr().err

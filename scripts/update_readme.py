@@ -7,7 +7,9 @@ adding a tool or a task, or changing a GUI oracle's steps. The "## Speed" table 
 benchmarks/results/bench-all.json (`sciagent-gym bench --all --out benchmarks/results`, an hour
 long, so it is read back rather than rerun; tests/unit/test_bench_all.py checks it), and the
 threat model's attack table from benchmarks/results/attacks-all.json (`sciagent-gym audit
---attacks --json`, most of an hour; tests/unit/test_attack_table.py checks it).
+--attacks --json`, most of an hour; tests/unit/test_attack_table.py checks it), and the prior
+audit's from benchmarks/results/prior-all.json (`sciagent-gym audit --prior --json`;
+tests/unit/test_prior.py checks it).
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ import sys
 from pathlib import Path
 
 from sciagent_gym.cli.main import main
-from sciagent_gym.runs import attack_table, bench_all
+from sciagent_gym.runs import attack_table, bench_all, prior
 from sciagent_gym.runs.attacks import CATALOGUE
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BENCH_ALL = README.parent / "benchmarks" / "results" / "bench-all.json"
 ATTACKS_ALL = README.parent / "benchmarks" / "results" / "attacks-all.json"
+PRIOR_ALL = README.parent / "benchmarks" / "results" / "prior-all.json"
 #: (start marker, argv, where the table ends: a blank line or an end marker)
 TABLES = [
     ("<!-- generated: sciagent-gym list --markdown -->\n", ["list", "--markdown"], "\n\n"),
@@ -59,6 +62,11 @@ def update(text: str) -> str:
         section = attack_table.readme_section(json.loads(ATTACKS_ALL.read_text()),
                                               attack_table.catalogue_of(CATALOGUE))
         text = text[:start] + section + text[stop:]
+    if PRIOR_ALL.is_file() and prior.README_MARKER in text:
+        start = text.index(prior.README_MARKER) + len(prior.README_MARKER)
+        stop = text.index("\n<!-- end generated -->", start - 1)
+        text = text[:start] + prior.readme_section(json.loads(PRIOR_ALL.read_text())) \
+            + text[stop:]
     return text
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 
@@ -58,6 +59,7 @@ def cmd_prior(args: argparse.Namespace) -> int:
 
     tools = [args.tool] if args.tool else sorted(discover())
     reports = []
+    t0 = time.monotonic()
     for tool in tools:
         bar = tqdm(desc=f"prior {tool}", unit="variant", disable=args.json or args.quiet
                    or not sys.stderr.isatty())
@@ -74,6 +76,8 @@ def cmd_prior(args: argparse.Namespace) -> int:
             print(report.table())
     if args.json:
         print(json.dumps({"train": args.train, "unseen": args.unseen,
+                          "measured": time.strftime("%Y-%m-%d %H:%M %Z"),
+                          "seconds": round(time.monotonic() - t0),
                           "tools": [r.to_dict() for r in reports]}, indent=2))
     else:
         print(summary_markdown(reports))

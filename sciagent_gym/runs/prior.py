@@ -45,6 +45,9 @@ CHOICE_SLACK = 0.05
 PATHS = {"home": "/home/user", "work": "/home/user/work", "tmp": "/tmp"}
 #: Getters that read the agent's ``answer(...)``; their criteria are what this audit covers.
 ANSWER_PREFIX = "answer_"
+#: Where scripts/update_readme.py puts :func:`readme_section` (up to the end marker).
+README_MARKER = ("<!-- generated: benchmarks/results/prior-all.json "
+                 "(sciagent-gym audit --prior --json) -->\n")
 #: Gates that guard nothing about the program's state: the answer's presence, the ending.
 _FREE_GATES = ("answer_given", "agent_status", "file_sha256")
 
@@ -328,3 +331,24 @@ def summary_markdown(reports: Iterable[PriorReport]) -> str:
                      f"| {row['not_covered']}" + (f" ({row['errors']} tasks not staged)"
                                                   if row["errors"] else "") + " |")
     return "\n".join(lines)
+
+
+def report_from_dict(data: dict[str, Any]) -> PriorReport:
+    """A :class:`PriorReport` back from :meth:`PriorReport.to_dict`."""
+    names = set(CriterionPrior.__dataclass_fields__)
+    return PriorReport(data["tool"],
+                       [CriterionPrior(**{k: v for k, v in c.items() if k in names})
+                        for c in data["criteria"]], dict(data.get("errors") or {}))
+
+
+def readme_section(data: dict[str, Any]) -> str:
+    """What the README shows of ``audit --prior --json``: how it was measured, the table."""
+    reports = [report_from_dict(t) for t in data["tools"]]
+    total = sum(len(r.criteria) for r in reports)
+    over = sum(r.row()["over"] for r in reports)
+    decided = sum(r.row()["determined"] for r in reports)
+    return (f"Measured on {data.get('measured', '?')} with `sciagent-gym audit --prior --json > "
+            f"benchmarks/results/prior-all.json` ({data['train']} train and {data['unseen']} "
+            f"unseen variants a task where it has that many; {data.get('seconds', '?')} s): "
+            f"{total} scored answer criteria, {over} above target, {decided} decided by the "
+            "instruction.\n\n" + summary_markdown(reports))

@@ -11,12 +11,22 @@ from pathlib import Path
 import pytest
 
 from sciagent_gym.evaluation import Criterion
-from sciagent_gym.runs.prior import LIMIT, audit_prior, audit_task, gold_answer, passes
+from sciagent_gym.runs.prior import (
+    LIMIT,
+    README_MARKER,
+    audit_prior,
+    audit_task,
+    gold_answer,
+    passes,
+    readme_section,
+    report_from_dict,
+)
 from sciagent_gym.tasks.spec import parse_spec
 from sciagent_gym.tools import load_adapter
 from sciagent_gym.tools.discovery import add_tools_root, remove_tools_root
 
-FIXTURE_TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE_TOOLS = ROOT / "tests" / "fixtures" / "tools"
 SPECS = FIXTURE_TOOLS / "task_specs" / "faketool"
 
 
@@ -127,3 +137,16 @@ def test_an_unknown_tool_is_a_clear_error_not_a_traceback(capsys):
     for mode in (["--prior"], ["--attacks"], []):
         assert main(["audit", *mode, "--tool", "no-such-tool", "-q"]) == 2
         assert "error: unknown tool 'no-such-tool'" in capsys.readouterr().err
+
+
+def test_a_report_survives_json_and_the_readme_shows_the_measured_one():
+    report = audit_prior("faketool", train=10, unseen=10)
+    back = report_from_dict(json.loads(json.dumps(report.to_dict())))
+    assert back.row() == report.row() and back.table() == report.table()
+    measured = ROOT / "benchmarks" / "results" / "prior-all.json"
+    readme = (ROOT / "README.md").read_text()
+    assert README_MARKER in readme
+    start = readme.index(README_MARKER) + len(README_MARKER)
+    shown = readme[start:readme.index("\n<!-- end generated -->", start - 1)]
+    assert shown == readme_section(json.loads(measured.read_text())), \
+        "README's prior table is stale: python scripts/update_readme.py"

@@ -1,0 +1,124 @@
+"""The prior audit in CI (issue 33): on this run's sample of tools, no scored answer criterion
+may be passed by a constant answer on more than 10% of unseen variants (multiple choice: chance
++ 5 points) or be decided by the instruction, except those still listed in PRIOR_OPEN, which
+the generators are being fixed for; a listed criterion that holds now must leave the list.
+Offline (variants staged host-side, no program started), so any tool can be sampled: two a run,
+rotating; the full table is benchmarks/results/prior-all.json (`sciagent-gym audit --prior
+--json`, ~40 min)."""
+
+from __future__ import annotations
+
+import pytest
+from rotation import audit_sample
+
+from sciagent_gym.runs.prior import audit_prior
+from sciagent_gym.tools import discover
+
+pytestmark = pytest.mark.timeout(1800)
+
+#: Criteria above target on 2026-12-06 (benchmarks/results/prior-all.json), by tool.
+PRIOR_OPEN: dict[str, set[str]] = {
+    'amide': {
+        'amide/lesion-roi-mean: the mean intensity of the lesion (3 %)',
+        'amide/point-intensity: the intensity at the point (1 %)',
+    },
+    'avogadro': {
+        'avogadro/aryl-bond-length: C-X bond length in Å',
+        'avogadro/halogen-swap-workup: the C-X bond length of the opened file (A)',
+    },
+    'ds9': {
+        'ds9/count-bright-stars: count',
+        'ds9/star-peak-value: peak value',
+    },
+    'figureqa': {
+        'figureqa/arrhenius-activation-energy: the answered value (± 5 %)',
+        'figureqa/ductile-curve: the right option',
+        'figureqa/eutectic-composition: the answered value (± 3)',
+        'figureqa/fibre-orientation: the right option',
+        'figureqa/grain-size: the answered value (± 10 %)',
+        'figureqa/hrtem-spacing: the answered value (± 5 %)',
+        'figureqa/hrtem-symmetry: the right option',
+        'figureqa/lattice-parameter: the answered value (± 5 %)',
+        'figureqa/lattice-type: the right option',
+        'figureqa/particle-count: the answered value (± 0)',
+        'figureqa/phase-fraction: the right option',
+        'figureqa/porosity: the answered value (± 2)',
+        'figureqa/uts: the answered value (± 3 %)',
+    },
+    'fityk': {
+        'fityk/peak-fwhm-pseudovoigt: FWHM given in degrees 2θ',
+        'fityk/pl-band-fwhm: FWHM of the red band',
+        'fityk/reflection-area-ratio: relative integrated intensity I2/I1',
+        'fityk/scherrer-crystallite-size: crystallite size',
+        'fityk/xps-c1s-component-share: C–O share of the C 1s area',
+    },
+    'gwyddion': {
+        'gwyddion/grain-count: particle count',
+        'gwyddion/lattice-constant: lattice constant',
+    },
+    'jmol': {
+        'jmol/bond-angle: angle given in degrees',
+        'jmol/bond-length: bond length given in Å',
+        'jmol/coordination-polyhedra: coordination number',
+        'jmol/count-atoms: atoms in the conventional cell',
+        'jmol/space-group-number: space-group number',
+    },
+    'kalgebra': {
+        'kalgebra/partial-sum: the answered sum',
+        'kalgebra/root-from-plot: the root',
+        'kalgebra/wallis-product: the answered product',
+    },
+    'materials': {
+        'materials/count-entries-with-elements: number of entries with both elements',
+        'materials/count-unanalysed-entries: number of unanalysed entries with the element',
+        'materials/widest-gap-ternary: the widest-gap ternary',
+    },
+    'matsci': {
+        'matsci/db-cif-cell-volume: cell volume answered (Å³, 0.2 %)',
+        'matsci/db-cif-nearest-neighbour: distance answered (Å)',
+        'matsci/db-supercell-in-jmol: atom count answered',
+        'matsci/lattice-strain-vs-database: lattice strain answered (%, within 0.03)',
+        "matsci/lowest-polymorph-in-jmol: the entry's id answered",
+    },
+    'praat': {
+        'praat/first-formant-at-time: F1 at the requested time',
+        'praat/mean-f0-segment: mean F0 of the segment',
+        'praat/vowel-annotation-workflow: F1 at the requested time',
+    },
+    'pymol': {
+        'pymol/align-chains-rmsd: RMSD after refinement',
+        'pymol/interface-residues: number of interface residues',
+        'pymol/pocket-residues: number of pocket residues',
+        'pymol/residue-selection: number of residues',
+    },
+    'qgis': {
+        'qgis/select-by-attribute: reported count',
+    },
+    'qupath': {
+        'qupath/count-detections-in-annotation: the count given',
+        'qupath/positive-cell-detection: the positive percentage given',
+    },
+    'veusz': {
+        "veusz/youngs-modulus: Young's modulus given in GPa",
+    },
+    'xdrawchem': {
+        'xdrawchem/element-percent: mass percent of the element',
+        'xdrawchem/molecule-mass: molecular weight',
+    },
+}
+#: Two tools a run, in turn (staging 60 variants a task takes 10 s to 5 min a tool: R, PyMOL
+#: and Jmol compute gold values in headless programs); ``SCIAGENT_AUDIT_ALL=1`` takes all.
+SAMPLE = audit_sample(sorted(discover()), budget=2)
+
+
+@pytest.mark.parametrize("tool", SAMPLE)
+def test_no_constant_answer_pays_and_the_data_decides(tool):
+    report = audit_prior(tool)
+    assert not report.errors, report.errors
+    failing = {f"{c.task_id}: {c.criterion}": c for c in report.criteria if not c.ok}
+    known = PRIOR_OPEN.get(tool, set())
+    new = {k: (round(c.share, 2), c.best, f"{c.determined}/{c.groups}")
+           for k, c in failing.items() if k not in known}
+    assert not new, f"above target (share, best constant, instruction-decided groups): {new}"
+    fixed = sorted(known - set(failing))
+    assert not fixed, f"these hold now: drop them from PRIOR_OPEN: {fixed}"

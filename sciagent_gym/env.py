@@ -4,7 +4,9 @@
 (pyautogui string, action-space dict, human dict or Action objects), performs it, waits for the
 screen to settle and observes. Rewards are 0 until the episode ends (``DONE``/``FAIL``, the step
 budget, the program exiting, or a sandbox zone passing its memory budget: ``info["end"]`` says
-which); then the task's evaluator scores the final state in [0, 1].
+which); then the task's evaluator scores the final state in [0, 1]. ``FAIL`` claims the task
+cannot be done: on a feasible task it scores 0 whatever came before it (``Task.criteria`` gates
+on it), on an infeasible one it is the only ending that earns credit.
 """
 
 from __future__ import annotations

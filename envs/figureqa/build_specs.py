@@ -1,5 +1,6 @@
 """Writes task_specs/figureqa/*.json: one task family per figure kind, each a pool of
-:data:`POOL` fixed items (ST-Bench-style query pools, so splits are stable by item id).
+:data:`POOL` fixed items (ST-Bench-style query pools, so splits are stable by item id; the
+generators balance each split's letters and spread its values, see :mod:`.common`).
 
 Run ``python -m sciagent_gym.envs.figureqa.build_specs`` after changing a family.
 Multiple-choice items carry their options in the query's params (``options`` for the
@@ -14,11 +15,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .common import POOL, query_id
 from .data import CHOICES
 from .figures_macro import LIMITS
 
 OUT = Path(__file__).resolve().parents[2] / "task_specs" / "figureqa"
-POOL = 20
 WINDOW = "^FigureQA viewer: "
 VIEW = ("feh, an image viewer, shows figure.png (from the work folder) at 100 %: zoom with "
         "Up/Down or the keypad's +/-, * for 100 % and / to fit the window; drag with the left "
@@ -48,23 +49,25 @@ FAMILIES: dict[str, dict[str, Any]] = {
               "the rectangular cell."),
     "lattice-parameter": dict(
         fn="lattice_parameter", scale="atomic", difficulty="medium",
-        figure="a projected 2D lattice of atoms with a 1 nm scale bar",
+        figure="a projected 2D lattice of atoms with a scale bar",
         title="Lattice parameter from a projected lattice", kind="open", unit="Å",
         rel_tol=0.05, say="in ångström, e.g. answer(\"3.1 Å\")",
         question="What is the lattice parameter a (the nearest-neighbour distance)?",
-        perceive=("nn_spacing", {"bar": 1, "bar_unit": "nm", "unit": "Å"}),
-        hints="Measure several atom-to-atom distances in pixels (zoom in for precision) and "
-              "divide by the scale bar's length in pixels (1 nm = 10 Å)."),
+        perceive=("nn_spacing", {"bar_unit": "nm", "unit": "Å"}),
+        hints="Measure several atom-to-atom distances in pixels (zoom in for precision), "
+              "divide by the scale bar's length in pixels and multiply by its value "
+              "(1 nm = 10 Å)."),
     "hrtem-spacing": dict(
         fn="hrtem_spacing", scale="atomic", difficulty="hard",
-        figure="a simulated HRTEM lattice image with a 2 nm scale bar",
+        figure="a simulated HRTEM lattice image with a scale bar",
         title="Lattice-fringe spacing in an HRTEM image", kind="open", unit="nm",
         rel_tol=0.05, say="in nanometres, e.g. answer(\"0.25 nm\")",
         question="What is the spacing of the lattice fringes (the distance between adjacent "
                  "rows of bright spots along a fringe normal)?",
-        perceive=("fringe_spacing", {"bar": 2, "bar_unit": "nm", "unit": "nm"}),
+        perceive=("fringe_spacing", {"bar_unit": "nm", "unit": "nm"}),
         hints="Count many fringe periods along a line normal to the fringes, divide the "
-              "distance by their number, and convert with the 2 nm scale bar."),
+              "distance by their number, and convert with the scale bar (its value is "
+              "printed next to it)."),
     "hrtem-symmetry": dict(
         fn="hrtem_symmetry", scale="atomic", difficulty="medium",
         figure="a simulated HRTEM lattice image with a 2 nm scale bar",
@@ -130,8 +133,9 @@ FAMILIES: dict[str, dict[str, Any]] = {
         figure="an engineering stress-strain curve", title="Ultimate tensile strength",
         kind="open", unit="MPa", rel_tol=0.03, say="in MPa, e.g. answer(\"512 MPa\")",
         question="What is the material's ultimate tensile strength?",
-        perceive=("curve_max", {**_LIM["stress"], "colour": "blue", "unit": "MPa"}),
-        hints="The UTS is the curve's maximum stress; read it against the stress axis."),
+        perceive=("curve_max", {"colour": "blue", "unit": "MPa"}),
+        hints="The UTS is the curve's maximum stress; read it against the stress axis's "
+              "ticks (the axes are scaled to the curve)."),
     "ductile-curve": dict(
         fn="ductile_curve", scale="macro", difficulty="medium",
         figure="engineering stress-strain curves of four alloys",
@@ -141,7 +145,8 @@ FAMILIES: dict[str, dict[str, Any]] = {
         hints="Ductility is the strain where a curve ends (fracture), not its strength."),
     "eutectic-composition": dict(
         fn="eutectic", scale="macro", difficulty="hard",
-        figure="a binary eutectic phase diagram", title="Eutectic composition",
+        figure="a binary eutectic phase diagram of a model system A-B",
+        title="Eutectic composition",
         kind="open", unit=None, abs_tol=3.0,
         say="in wt% of the second element, e.g. answer(\"38 wt%\")",
         question="What is the composition of the eutectic point?",
@@ -155,9 +160,10 @@ FAMILIES: dict[str, dict[str, Any]] = {
         rel_tol=0.05, say="in kJ/mol, e.g. answer(\"150 kJ/mol\")",
         question="What activation energy does the red line give (D = D0 exp(-Ea/RT), "
                  "R = 8.314 J/(mol K))?",
-        perceive=("arrhenius_energy", _LIM["arrhenius"]),
-        hints="Read two points far apart on the red line; the slope of ln D against 1000/T "
-              "is -Ea / (1000 R), so Ea in kJ/mol = -slope x 8.314."),
+        perceive=("arrhenius_energy", {}),
+        hints="Read two points far apart on the red line against the axes' ticks (the axes "
+              "are scaled to the data); the slope of ln D against 1000/T is -Ea / (1000 R), "
+              "so Ea in kJ/mol = -slope x 8.314."),
 }
 
 
@@ -169,7 +175,7 @@ def _queries(slug: str, f: dict[str, Any]) -> list[dict[str, Any]]:
             opts = CHOICES[f["fn"]](i)["options"]
             params["option_list"] = [opts[k] for k in sorted(opts)]
             params["options"] = CHOICES[f["fn"]](i)["options_text"]
-        out.append({"id": f"{slug}-{i:02d}", "scope": f"pool item {i:02d}", "params": params})
+        out.append({"id": query_id(slug, i), "scope": f"pool item {i:02d}", "params": params})
     return out
 
 

@@ -4,13 +4,32 @@ A figure is a 900x700 RGB PNG (the viewer shows it whole at 100 % on the 1280x80
 Image-like figures (lattices, micrographs, cross-sections) fill :data:`BOX` and carry a black
 scale bar with its label in the white strip below it, so that a reader (and the perceivers)
 can turn pixels into lengths. Multiple-choice items get four options, one true and three that
-differ from it in one scientific attribute only, shuffled per item by a seeded generator.
+differ from it in one scientific attribute only.
+
+Pool design (issue 33: a policy trained over many items must not learn an answer that pays
+without reading the figure). Every family is a pool of :data:`POOL` items, split by the core
+(:func:`sciagent_gym.tasks.queries.query_split`) into train and held-out (val + test) items.
+In pool order:
+
+- :func:`balanced_slot` deals the right option's letter (and any other categorical design
+  choice) so that every prefix of each split (train, val, test) holds each of the ``k`` slots
+  within one of the others, and val and test together as nearly so as that allows: no
+  letter is favoured in any split;
+- :func:`spread` draws a family's physical parameter stratified over its range within train
+  and within the held-out items (one stratum per item of the group, in a seeded random
+  order, jittered within the middle half of its stratum), so each part covers the whole
+  realistic range evenly and no two values lie closer than half a stratum.
+
+The figure itself is still fixed by (family, item) alone (:func:`item_rng`); the gold is
+measured on what is drawn (the design value is only what the figure is drawn from).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import string
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +43,8 @@ BOX = (20, 20, 860, 600)
 BAR_X, BAR_Y, BAR_H = 30, 648, 8
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 LETTERS = string.ascii_uppercase[:4]
+#: Items per family (a query pool): ST-Bench's split leaves 34 of 80 for val and test.
+POOL = 80
 
 
 def item_rng(family: str, item: int) -> np.random.Generator:
@@ -31,6 +52,87 @@ def item_rng(family: str, item: int) -> np.random.Generator:
     figure and truth never change whatever seed or query order the core uses."""
     digest = hashlib.sha256(f"figureqa/{family}/{int(item)}".encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+def query_id(slug: str, item: int) -> str:
+    """The id of item ``item`` in the query pool of family ``slug`` (the spec's queries)."""
+    return f"{slug}-{int(item):02d}"
+
+
+@lru_cache(maxsize=64)
+def _splits(slug: str) -> tuple[str, ...]:
+    """The core's split ("train", "val" or "test") of each item of family ``slug``'s pool."""
+    from sciagent_gym.tasks.queries import query_split
+
+    queries = tuple({"id": query_id(slug, i)} for i in range(POOL))
+    return tuple(query_split(f"figureqa/{slug}", queries, i) for i in range(POOL))
+
+
+@lru_cache(maxsize=64)
+def _groups(slug: str) -> dict[int, tuple[str, int, int]]:
+    """item -> (group, rank in the group in pool order, group size): the group is "train"
+    or "heldout" (val and test)."""
+    split = _splits(slug)
+    out = {}
+    for group in ("train", "heldout"):
+        members = [i for i in range(POOL) if (split[i] == "train") == (group == "train")]
+        out.update({i: (group, rank, len(members)) for rank, i in enumerate(members)})
+    return out
+
+
+def split_group(slug: str, item: int) -> str:
+    """"train" or "heldout": the part of the pool that item ``item`` of ``slug`` is in."""
+    return _groups(slug)[int(item)][0]
+
+
+def _design_rng(slug: str, what: str, group: str, block: int = 0) -> np.random.Generator:
+    digest = hashlib.sha256(f"figureqa-design/{slug}/{what}/{group}/{block}".encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+@lru_cache(maxsize=256)
+def _dealt(slug: str, k: int, what: str) -> tuple[int, ...]:
+    """Slots 0..k-1 for the whole pool, dealt in pool order: each item takes a slot its own
+    split (train, val or test) has used least so far, so every prefix of every split holds
+    each slot within one of the others; among those, one the held-out items (val and test
+    together) have used least; remaining ties by a seeded draw."""
+    split = _splits(slug)
+    rng = _design_rng(slug, what, "deal")
+    own = {name: [0] * k for name in ("train", "val", "test")}
+    held = [0] * k
+    out = []
+    for i in range(POOL):
+        mine = own[split[i]]
+        allowed = [j for j in range(k) if mine[j] == min(mine)]
+        if split[i] != "train":
+            allowed = [j for j in allowed if held[j] == min(held[j] for j in allowed)]
+        slot = int(allowed[int(rng.integers(len(allowed)))])
+        mine[slot] += 1
+        if split[i] != "train":
+            held[slot] += 1
+        out.append(slot)
+    return tuple(out)
+
+
+def balanced_slot(slug: str, item: int, k: int, what: str = "letter") -> int:
+    """A slot in 0..k-1 (a right letter, a kind, an angle) dealt so that each split is
+    balanced (:func:`_dealt`)."""
+    return _dealt(slug, k, what)[int(item)]
+
+
+def spread(slug: str, item: int, lo: float, hi: float, log: bool = False,
+           what: str = "value") -> float:
+    """A value in [lo, hi] (log-uniform strata when ``log``), stratified within the item's
+    split group: one stratum per item, in a seeded random order, jittered within its middle
+    half, so the group's values cover the range evenly and lie at least half a stratum
+    apart."""
+    group, rank, size = _groups(slug)[int(item)]
+    rng = _design_rng(slug, what, group)
+    stratum = int(rng.permutation(size)[rank])
+    u = (stratum + 0.5 + rng.uniform(-0.25, 0.25, size)[rank]) / size
+    if log:
+        return float(math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo))))
+    return float(lo + u * (hi - lo))
 
 
 def font(size: int) -> ImageFont.FreeTypeFont:
@@ -72,15 +174,15 @@ def save(img: np.ndarray, work: Path, path: str) -> None:
 
 
 def options(rng: np.random.Generator, truth: Any, distractors: list[Any],
-            render) -> dict[str, Any]:
-    """Four options (the truth and three distractors), shuffled; ``render`` turns a value into
-    its option text. Returns the texts by letter, the right letter and the values by letter."""
-    values = [truth, *distractors[:3]]
-    order = rng.permutation(4)
-    by_letter = {LETTERS[i]: values[j] for i, j in enumerate(order)}
+            render, slot: int) -> dict[str, Any]:
+    """Four options: the truth at letter ``slot`` (see :func:`balanced_slot`), the three
+    distractors shuffled into the other letters; ``render`` turns a value into its option text.
+    Returns the texts by letter, the right letter and the values by letter."""
+    others = [distractors[j] for j in rng.permutation(3)]
+    values = others[:slot] + [truth] + others[slot:]
+    by_letter = dict(zip(LETTERS, values, strict=True))
     texts = {k: render(v) for k, v in by_letter.items()}
-    letter = next(k for k, v in by_letter.items() if v is truth)
-    return {"options": texts, "letter": letter, "option_values": by_letter,
+    return {"options": texts, "letter": LETTERS[slot], "option_values": by_letter,
             "options_text": options_text(texts)}
 
 

@@ -21,7 +21,17 @@ import numpy as np
 
 from . import figures_macro as macro
 from . import figures_micro as micro
-from .common import BOX, caption, image_figure, item_rng, mc_gold, options, save
+from .common import (
+    BOX,
+    balanced_slot,
+    caption,
+    image_figure,
+    item_rng,
+    mc_gold,
+    options,
+    save,
+    spread,
+)
 from .gen_atomic import (
     _hrtem_symmetry_draw,
     _lattice_type_draw,
@@ -32,7 +42,7 @@ from .gen_atomic import (
     lattice_type,
 )
 
-BAR_VALUES_UM = (5, 10, 20, 50, 100, 200, 500)
+BAR_VALUES_UM = (1, 2, 5, 10, 20, 50, 100, 200, 500)
 
 
 def _bar(px_per_unit: float, values: tuple[float, ...], lo: float = 90, hi: float = 330
@@ -48,9 +58,12 @@ def _bar(px_per_unit: float, values: tuple[float, ...], lo: float = 90, hi: floa
 # -- micro -------------------------------------------------------------------------------------
 
 def _grain_draw(family: str, item: int) -> dict[str, Any]:
+    """30-140 grains in the field; the mean grain size spread log-evenly over 2.5-400 µm
+    (ASTM grain size numbers about 14 to 0: fine-grained steels to cast or annealed
+    coarse-grained metals)."""
     r = item_rng(family, item)
     n = int(r.integers(30, 140))
-    d_um = float(np.round(r.uniform(8, 120), 1))
+    d_um = spread(family, item, 2.5, 400.0, log=True)
     return {"rng": r, "n": n, "d_um": d_um}
 
 
@@ -74,11 +87,16 @@ def grain_size(work: Path, rng: Any, item: int, path: str = "figure.png",
 
 
 def _phase_draw(item: int) -> dict[str, Any]:
+    """Options 10 points apart (the lowest 5-40 %); the truth's rank among them is dealt like
+    the letter, so neither the option values nor their order say which one is right."""
     r = item_rng("phase-fraction", item)
-    f = int(r.choice(np.arange(10, 65, 5)))
-    cands = [f + d for d in (-30, -20, -10, 10, 20, 30) if 5 <= f + d <= 80]
-    picks = [int(v) for v in r.choice(cands, 3, replace=False)]
-    opts = options(r, f, picks, lambda v: f"about {v} % of the area is the dark phase")
+    low = int(r.choice(np.arange(5, 45, 5)))
+    rank = balanced_slot("phase-fraction", item, 4, "rank")
+    values = [low + 10 * j for j in range(4)]
+    f = values[rank]
+    opts = options(r, f, [v for v in values if v != f],
+                   lambda v: f"about {v} % of the area is the dark phase",
+                   balanced_slot("phase-fraction", item, 4))
     return {"rng": r, "f": f, "sigma": float(r.uniform(5, 14)), **opts}
 
 
@@ -99,14 +117,17 @@ def phase_fraction(work: Path, rng: Any, item: int, path: str = "figure.png"
 # -- meso --------------------------------------------------------------------------------------
 
 def porosity(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
-    """A porous ceramic cross-section; open: the porosity (pore area fraction) in %."""
+    """A porous ceramic cross-section; open: the porosity (pore area fraction) in %, spread
+    over 2-65 % (a nearly dense sintered part to a porous filter ceramic)."""
     r = item_rng("porosity", item)
-    content, frac = micro.pores(r, float(r.uniform(0.05, 0.40)))
+    content, frac = micro.pores(r, spread("porosity", item, 0.02, 0.65))
     _, _, w, _ = BOX
     save(image_figure(content, _bar(w / float(r.uniform(200, 800)), BAR_VALUES_UM), "µm",
                        f"FQ-PO-{item:02d}"), work, path)
     value = round(frac * 100, 2)
-    return {"value": value, "wrong": round(100 - value, 2), "scale": "meso"}
+    # the matrix's share read as the pores' (near 50 %, a reading 8 points off)
+    wrong = 100 - value if abs(100 - 2 * value) >= 8 else value + 8
+    return {"value": value, "wrong": round(wrong, 2), "scale": "meso"}
 
 
 ANGLES = tuple(range(0, 180, 15))
@@ -114,10 +135,11 @@ ANGLES = tuple(range(0, 180, 15))
 
 def _fibre_draw(item: int) -> dict[str, Any]:
     r = item_rng("fibre-orientation", item)
-    angle = int(ANGLES[item % len(ANGLES)])
+    angle = int(ANGLES[balanced_slot("fibre-orientation", item, len(ANGLES), "angle")])
     others = [(angle + d) % 180 for d in (45, 90, 135)]
     opts = options(r, angle, others, lambda v: f"fibres inclined about {v}° counter-clockwise "
-                                               "from the horizontal")
+                                               "from the horizontal",
+                   balanced_slot("fibre-orientation", item, 4))
     return {"rng": r, "angle": angle, **opts}
 
 
@@ -136,9 +158,10 @@ def fibre_orientation(work: Path, rng: Any, item: int, path: str = "figure.png"
 
 def particle_count(work: Path, rng: Any, item: int, path: str = "figure.png"
                    ) -> dict[str, Any]:
-    """A particle-reinforced composite; open: the number of particles in the field."""
+    """A particle-reinforced composite; open: the number of particles in the field (10-75,
+    spread evenly)."""
     r = item_rng("particle-count", item)
-    content, n = micro.particles(r, int(r.integers(12, 61)))
+    content, n = micro.particles(r, int(round(spread("particle-count", item, 10, 75))))
     _, _, w, _ = BOX
     save(image_figure(content, _bar(w / 400.0, BAR_VALUES_UM), "µm", f"FQ-PC-{item:02d}"),
          work, path)
@@ -148,15 +171,19 @@ def particle_count(work: Path, rng: Any, item: int, path: str = "figure.png"
 # -- macro -------------------------------------------------------------------------------------
 
 def uts(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
-    """One stress-strain curve; open: its ultimate tensile strength in MPa."""
+    """One stress-strain curve; open: its ultimate tensile strength in MPa, spread log-evenly
+    over 150-1500 MPa (annealed aluminium or copper to high-strength steels). The axes are
+    scaled to the curve (their limits are not round numbers: read the ticks)."""
     r = item_rng("uts", item)
-    u = float(np.round(r.uniform(260, 900), 0))
+    u = float(round(spread("uts", item, 150.0, 1500.0, log=True)))
     sy = u * float(r.uniform(0.55, 0.85))
     eu = float(r.uniform(6, 30))
     ef = eu + float(r.uniform(4, 20))
     strain, stress = macro.stress_strain(float(r.uniform(70, 210)), sy, u, eu, ef)
     img = macro.plot_stress_strain([{"label": "", "colour": "blue", "strain": strain,
-                                     "stress": stress}], legend=False)
+                                     "stress": stress}], legend=False,
+                                   xlim=(0.0, ef * float(r.uniform(1.08, 1.5))),
+                                   ylim=(0.0, u * float(r.uniform(1.12, 1.45))))
     save(caption(img, f"FQ-UT-{item:02d}", (780, 675)), work, path)
     return {"value": u, "yield": round(sy, 1), "wrong": round(sy, 0), "scale": "macro"}
 
@@ -175,7 +202,8 @@ def _ductile_draw(item: int) -> dict[str, Any]:
                "uts": float(strengths[i])} for i in range(4)]
     best = curves[3]
     opts = options(r, best, [c for c in curves if c is not best],
-                   lambda c: f"Alloy {c['label'][-1]} (the {c['colour']} curve)")
+                   lambda c: f"Alloy {c['label'][-1]} (the {c['colour']} curve)",
+                   balanced_slot("ductile-curve", item, 4))
     return {"rng": r, "curves": curves, **opts}
 
 
@@ -198,17 +226,18 @@ def ductile_curve(work: Path, rng: Any, item: int, path: str = "figure.png"
     return {**mc_gold(p), "wrong_letter": strongest, "scale": "macro"}
 
 
-SYSTEMS = (("Pb", "Sn"), ("Al", "Si"), ("Ag", "Cu"), ("Bi", "Cd"), ("Cu", "Ag"), ("Zn", "Sn"))
-
-
 def eutectic(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
-    """A binary eutectic phase diagram; open: the eutectic composition in wt% of B."""
+    """A binary eutectic phase diagram of a model system A-B (no real system's textbook
+    values to recall); open: the eutectic composition in wt% of B, spread over 8-92 wt%
+    (as real eutectics lie, from Sn-Zn's 9 to Au-Si's 97 wt% Au)."""
     r = item_rng("eutectic", item)
-    a, b = SYSTEMS[item % len(SYSTEMS)]
+    a, b = "A", "B"
     ta, tb = float(r.uniform(900, 1120)), float(r.uniform(750, 1050))
     te = float(r.uniform(420, 650))
-    xe = float(np.round(r.uniform(22, 78), 1))
-    xa, xb = float(r.uniform(3, 10)), float(r.uniform(90, 97))
+    xe = round(spread("eutectic-composition", item, 8.0, 92.0), 1)
+    # the terminal solid solutions dissolve less than the eutectic liquid holds
+    xa = min(float(r.uniform(3, 10)), 0.4 * xe)
+    xb = max(float(r.uniform(90, 97)), 100 - 0.4 * (100 - xe))
     lines = macro.eutectic_lines(ta, tb, te, xe, xa, xb, float(r.uniform(0.0, 0.25)))
     img = macro.plot_eutectic(lines, a, b, ta, tb, te, xe, xa, xb)
     save(caption(img, f"FQ-EU-{item:02d}", (780, 675)), work, path)
@@ -219,15 +248,27 @@ def eutectic(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[
 
 def arrhenius(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
     """An Arrhenius plot of diffusion data; open: the activation energy in kJ/mol (from the
-    slope of the drawn least-squares line, -Ea/R per unit of 1000/T)."""
+    slope of the drawn least-squares line, -Ea/R per unit of 1000/T). The true Ea is spread
+    log-evenly over 40-400 kJ/mol (interstitial hydrogen to self-diffusion in refractory
+    metals), D0 over 1e-7-1e-3 m2/s, and the temperatures are where such a D is measurable
+    (Ea / RT of 18-28 at the middle, a window of 20-40 % in 1000/T); the points scatter by
+    0.25 in ln D about the line, without a trend of their own. The axes are scaled to the
+    data."""
     r = item_rng("arrhenius", item)
-    ea = float(r.uniform(80, 250))
-    x = np.sort(r.uniform(0.72, 1.48, int(r.integers(6, 10))))
-    slope = -ea / macro.R_GAS
-    centre = float(r.uniform(-30, -20))
-    y = centre + slope * (x - 1.1) + r.normal(0, 0.25, len(x))
+    ea = spread("arrhenius-activation-energy", item, 40.0, 400.0, log=True)
+    ln_d0 = math.log(10 ** float(r.uniform(-7, -3)))
+    x_mid = float(r.uniform(18, 28)) * macro.R_GAS / ea
+    span = x_mid * float(r.uniform(0.2, 0.4))
+    x = np.sort(x_mid + span * (r.uniform(-0.5, 0.5, int(r.integers(6, 10)))))
+    x[0], x[-1] = x_mid - span / 2, x_mid + span / 2  # the window's ends are measured
+    scatter = r.normal(0, 0.25, len(x))
+    scatter -= np.polyval(np.polyfit(x, scatter, 1), x)  # no trend: the fit's slope is Ea's
+    y = ln_d0 - ea / macro.R_GAS * x + scatter
     fit = np.polyfit(x, y, 1)
-    img = macro.plot_arrhenius(x, y, (float(fit[0]), float(fit[1])))
+    pad_x, pad_y = r.uniform(0.06, 0.2, 2)
+    xlim = (x.min() - pad_x * span, x.max() + pad_x * span)
+    ylim = (y.min() - pad_y * np.ptp(y), y.max() + pad_y * np.ptp(y))
+    img = macro.plot_arrhenius(x, y, (float(fit[0]), float(fit[1])), xlim, ylim)
     save(caption(img, f"FQ-AR-{item:02d}", (780, 675)), work, path)
     value = round(-float(fit[0]) * macro.R_GAS, 1)
     return {"value": value, "wrong": round(value / 2.303, 1), "scale": "macro"}

@@ -1,8 +1,10 @@
 """Macro-scale figures drawn with matplotlib (Agg, 900x700 px at 100 dpi): engineering
 stress-strain curves, binary eutectic phase diagrams and Arrhenius plots.
 
-Each family has fixed axis limits (:data:`LIMITS`), printed as tick labels on the figure: a
-reader turns plotted pixels into values with them, and so do the perceivers.
+The ductility and phase-diagram families have fixed axis limits (:data:`LIMITS`); the UTS and
+Arrhenius plots are scaled to their data, as a plotting program would. Either way the limits
+are printed as tick labels: a reader turns plotted pixels into values with them, and so do the
+perceivers (which read the tick labels with OCR where the axes vary, :mod:`.ticks`).
 
 - Stress-strain: linear elastic up to the yield strength, then work hardening
   ``sy + (uts - sy) (1 - (1 - t)^2.5)`` up to the uniform elongation (its maximum is the UTS),
@@ -22,8 +24,7 @@ from typing import Any
 import numpy as np
 
 LIMITS = {"stress": {"x": (0.0, 60.0), "y": (0.0, 1000.0)},
-          "eutectic": {"x": (0.0, 100.0), "y": (300.0, 1200.0)},
-          "arrhenius": {"x": (0.6, 1.6), "y": (-40.0, -10.0)}}
+          "eutectic": {"x": (0.0, 100.0), "y": (300.0, 1200.0)}}
 AXES = (0.11, 0.12, 0.84, 0.80)
 AXES_LEGEND = (0.11, 0.12, 0.64, 0.80)
 COLOURS = {"blue": "#1f77b4", "orange": "#ff7f0e", "green": "#2ca02c", "red": "#d62728"}
@@ -63,16 +64,19 @@ def stress_strain(e_gpa: float, sy: float, uts: float, eu: float, ef: float
     return strain, stress
 
 
-def plot_stress_strain(curves: list[dict[str, Any]], legend: bool) -> np.ndarray:
-    """Curves ``{"label", "colour", "strain", "stress"}`` on the stress family's axes."""
+def plot_stress_strain(curves: list[dict[str, Any]], legend: bool,
+                       xlim: tuple[float, float] = LIMITS["stress"]["x"],
+                       ylim: tuple[float, float] = LIMITS["stress"]["y"]) -> np.ndarray:
+    """Curves ``{"label", "colour", "strain", "stress"}`` on the given axes (by default the
+    ductility family's fixed ones)."""
     fig, ax = _figure(AXES_LEGEND if legend else AXES)
     for c in curves:
         ax.plot(c["strain"], c["stress"], color=COLOURS[c["colour"]], lw=2.2, label=c["label"])
-    ax.set_xlim(*LIMITS["stress"]["x"])
-    ax.set_ylim(*LIMITS["stress"]["y"])
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
     ax.set_xlabel("Engineering strain (%)", fontsize=14)
     ax.set_ylabel("Engineering stress (MPa)", fontsize=14)
-    ax.tick_params(labelsize=12)
+    ax.tick_params(labelsize=13)
     if legend:
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=13, frameon=False)
     return _rgb(fig)
@@ -117,16 +121,18 @@ def plot_eutectic(lines: list[tuple[np.ndarray, np.ndarray]], a: str, b: str, ta
     return _rgb(fig)
 
 
-def plot_arrhenius(x: np.ndarray, y: np.ndarray, fit: tuple[float, float]) -> np.ndarray:
+def plot_arrhenius(x: np.ndarray, y: np.ndarray, fit: tuple[float, float],
+                   xlim: tuple[float, float], ylim: tuple[float, float]) -> np.ndarray:
     """Points (1000/T, ln D) as black squares and the fit line ``y = fit[0] x + fit[1]`` in
-    red over the data's range."""
+    red a little beyond the data's range, on the given axes."""
     fig, ax = _figure()
     ax.plot(x, y, "s", color="black", ms=7)
-    xs = np.array([x.min() - 0.03, x.max() + 0.03])
+    pad = 0.04 * float(np.ptp(x))
+    xs = np.array([x.min() - pad, x.max() + pad])
     ax.plot(xs, fit[0] * xs + fit[1], color=COLOURS["red"], lw=2.0)
-    ax.set_xlim(*LIMITS["arrhenius"]["x"])
-    ax.set_ylim(*LIMITS["arrhenius"]["y"])
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
     ax.set_xlabel("1000 / T  (K$^{-1}$)", fontsize=14)
     ax.set_ylabel("ln D  (D in m$^2$ s$^{-1}$)", fontsize=14)
-    ax.tick_params(labelsize=12)
+    ax.tick_params(labelsize=13)
     return _rgb(fig)

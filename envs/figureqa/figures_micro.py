@@ -67,7 +67,8 @@ def pores(rng: np.random.Generator, target: float) -> tuple[np.ndarray, float]:
     _, _, w, h = BOX
     yy, xx = np.mgrid[0:h, 0:w]
     dark = np.zeros((h, w), bool)
-    while dark.mean() < target:
+    count, need = 0, target * w * h
+    while count < need:
         cx, cy = rng.uniform(0, w), rng.uniform(0, h)
         a, b = rng.uniform(6, 28), rng.uniform(5, 20)
         t = rng.uniform(0, math.pi)
@@ -75,7 +76,9 @@ def pores(rng: np.random.Generator, target: float) -> tuple[np.ndarray, float]:
         y1, y2 = int(max(0, cy - a - 2)), int(min(h, cy + a + 2))
         dx, dy = xx[y1:y2, x1:x2] - cx, yy[y1:y2, x1:x2] - cy
         u, v = dx * math.cos(t) + dy * math.sin(t), -dx * math.sin(t) + dy * math.cos(t)
-        dark[y1:y2, x1:x2] |= (u / a) ** 2 + (v / b) ** 2 <= 1
+        new = ((u / a) ** 2 + (v / b) ** 2 <= 1) & ~dark[y1:y2, x1:x2]
+        dark[y1:y2, x1:x2] |= new
+        count += int(new.sum())
     img = 165 + 12 * smooth_noise(rng, h, w, 3.0) + rng.normal(0, 5, (h, w))
     img[dark] = 22 + rng.normal(0, 4, int(dark.sum()))
     return np.clip(img, 0, 255).astype(np.uint8), float(dark.mean())

@@ -13,17 +13,28 @@ from typing import Any
 import numpy as np
 
 from . import figures_atomic as atomic
-from .common import image_figure, item_rng, mc_gold, options, save
+from .common import balanced_slot, image_figure, item_rng, mc_gold, options, save, spread
+
+#: Scale-bar values (nm) for the atomic figures: the one whose bar is 90-330 px long is drawn.
+BAR_VALUES_NM = (0.5, 1, 2, 5, 10)
+
+
+def _bar_nm(px_per_nm: float) -> tuple[float, int]:
+    """(value in nm, length in px) of the scale bar: the first of :data:`BAR_VALUES_NM` whose
+    bar is 90-330 px long."""
+    value = next(v for v in BAR_VALUES_NM if 90 <= v * px_per_nm <= 330)
+    return value, int(round(value * px_per_nm))
 
 
 def _lattice_type_draw(item: int) -> tuple[np.random.Generator, dict[str, Any]]:
     rng = item_rng("lattice-type", item)
-    kind = atomic.LATTICES[item % 4]
+    kind = atomic.LATTICES[balanced_slot("lattice-type", item, 4, "kind")]
     ratio = float(rng.uniform(1.4, 1.7) if kind == "rectangular" else rng.uniform(2.2, 2.6))
     a_px = float(rng.uniform(46, 70))
     angle = float(rng.uniform(0, math.pi))
     others = [k for k in atomic.LATTICES if k != kind]
-    opts = options(rng, kind, others, lambda k: f"a {k} lattice")
+    opts = options(rng, kind, others, lambda k: f"a {k} lattice",
+                   balanced_slot("lattice-type", item, 4))
     return rng, {"kind": kind, "ratio": ratio, "a_px": a_px, "angle": angle, **opts}
 
 
@@ -66,44 +77,48 @@ def lattice_description(work: Path, rng: Any, item: int, path: str = "figure.png
     """A projected 2D lattice; open sentence: which lattice it is (scored by STS against a
     reference description, gated on naming the right lattice and no other)."""
     r = item_rng("lattice-description", item)
-    kind = atomic.LATTICES[item % 4]
+    kind = atomic.LATTICES[balanced_slot("lattice-description", item, 4, "kind")]
     ratio = float(r.uniform(1.4, 1.7) if kind == "rectangular" else r.uniform(2.2, 2.6))
     a_px = float(r.uniform(46, 70))
     pts = atomic.lattice_points(kind, a_px, ratio, float(r.uniform(0, math.pi)), r)
     content = atomic.render_atoms(pts, atomic.atom_radius(kind, a_px, ratio), r)
     save(image_figure(content, None, "", f"FQ-LD-{item:02d}"), work, path)
-    wrong = atomic.LATTICES[(item + 1) % 4]
+    wrong = atomic.LATTICES[(atomic.LATTICES.index(kind) + 1) % 4]
     return {"kind": kind, "reference": DESCRIPTIONS[kind], "pattern": lattice_pattern(kind),
             "wrong": DESCRIPTIONS[wrong], "scale": "atomic"}
 
 
 def lattice_parameter(work: Path, rng: Any, item: int, path: str = "figure.png"
                       ) -> dict[str, Any]:
-    """A square or hexagonal 2D lattice with a 1 nm scale bar; open: a in angstroms."""
+    """A square or hexagonal 2D lattice with a scale bar; open: a in angstroms. a is spread
+    log-evenly over 2-20 Å (close-packed metals to large-cell compounds), the bar's value
+    (0.5-10 nm) follows the magnification."""
     r = item_rng("lattice-parameter", item)
     kind = ("square", "hexagonal")[item % 2]
-    a_ang = float(np.round(r.uniform(2.5, 5.5), 2))
+    a_ang = round(spread("lattice-parameter", item, 2.0, 20.0, log=True), 2)
     a_px = float(r.uniform(46, 88))
-    bar_px = int(round(a_px / a_ang * 10))
-    a_px = bar_px * a_ang / 10  # the drawn bar is whole pixels: keep a exact against it
+    bar_nm, bar_px = _bar_nm(a_px / (a_ang / 10))
+    a_px = bar_px / bar_nm * a_ang / 10  # the drawn bar is whole pixels: keep a exact to it
     pts = atomic.lattice_points(kind, a_px, 1.0, float(r.uniform(0, math.pi)), r)
     content = atomic.render_atoms(pts, atomic.atom_radius(kind, a_px, 1.0), r)
-    save(image_figure(content, (1, bar_px), "nm", f"FQ-LP-{item:02d}"), work, path)
+    save(image_figure(content, (bar_nm, bar_px), "nm", f"FQ-LP-{item:02d}"), work, path)
     return {"value": a_ang, "kind": kind, "pixels": round(a_px, 1),
             "wrong": round(a_ang * (math.sqrt(3) if kind == "hexagonal" else math.sqrt(2)), 2),
             "scale": "atomic"}
 
 
 def hrtem_spacing(work: Path, rng: Any, item: int, path: str = "figure.png") -> dict[str, Any]:
-    """An HRTEM-like lattice image with a 2 nm scale bar; open: the fringe spacing in nm."""
+    """An HRTEM-like lattice image with a scale bar; open: the fringe spacing in nm, spread
+    log-evenly over 0.12-1.2 nm (metal planes to layered silicates), the bar's value (0.5-10
+    nm) following the magnification."""
     r = item_rng("hrtem-spacing", item)
     kind = ("square", "hexagonal")[item % 2]
-    d_nm = float(np.round(r.uniform(0.18, 0.40), 3))
+    d_nm = round(spread("hrtem-spacing", item, 0.12, 1.2, log=True), 3)
     d_px = float(r.uniform(13, 28))
-    bar_px = int(round(2 * d_px / d_nm))
-    d_px = bar_px * d_nm / 2
+    bar_nm, bar_px = _bar_nm(d_px / d_nm)
+    d_px = bar_px / bar_nm * d_nm
     content = atomic.hrtem(kind, d_px, float(r.uniform(0, math.pi)), r)
-    save(image_figure(content, (2, bar_px), "nm", f"FQ-HR-{item:02d}"), work, path)
+    save(image_figure(content, (bar_nm, bar_px), "nm", f"FQ-HR-{item:02d}"), work, path)
     return {"value": d_nm, "kind": kind, "pixels": round(d_px, 2),
             "wrong": round(d_nm * 2, 3), "scale": "atomic"}
 
@@ -117,8 +132,10 @@ SYMMETRIES = {"rectangular": "a twofold (rectangular) spot pattern",
 
 def _hrtem_symmetry_draw(item: int) -> dict[str, Any]:
     r = item_rng("hrtem-symmetry", item)
-    kind = ("rectangular", "square", "hexagonal")[item % 3]
-    opts = options(r, kind, [k for k in SYMMETRIES if k != kind], SYMMETRIES.get)
+    kind = ("rectangular", "square", "hexagonal")[balanced_slot("hrtem-symmetry", item, 3,
+                                                                  "kind")]
+    opts = options(r, kind, [k for k in SYMMETRIES if k != kind], SYMMETRIES.get,
+                   balanced_slot("hrtem-symmetry", item, 4))
     return {"rng": r, "kind": kind, **opts}
 
 

@@ -4,9 +4,10 @@ Each ``PERCEIVERS[fn](rgb, **args) -> str`` gets the viewer window's pixels (the
 at 100 %, its top-left at the window's) and measures what the question asks: it finds the image
 box or the plot frame, the scale bar, the atoms, grains, pores, fibres or curves in the pixels,
 and answers with a number and unit or, for a multiple-choice item, the letter of the option
-closest to the measurement. ``args`` carry the options' texts and the figure family's fixed
-conventions (axis limits, the scale bar's unit), never the gold: a right answer proves the
-displayed figure carries it.
+closest to the measurement. ``args`` carry the options' texts and the family's fixed
+conventions (some plots' fixed axis limits, the scale bar's unit), never the gold nor anything
+that varies per item: scale-bar values and data-scaled axes are read off the figure with OCR
+(:func:`_bar_label`, :mod:`.ticks`). A right answer proves the displayed figure carries it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from scipy import ndimage
 
 from sciagent_gym.errors import StepError
 
+from . import ticks
 from .common import BAR_H, BAR_X, BAR_Y, BOX
 from .figures_macro import COLOURS, R_GAS
 
@@ -172,14 +174,22 @@ def lattice_sentence(rgb: np.ndarray) -> str:
             "atom at its centre.")
 
 
-def nn_spacing(rgb: np.ndarray, bar: float = 1.0, bar_unit: str = "nm", unit: str = "Å") -> str:
+def _bar(rgb: np.ndarray, gray: np.ndarray, off: tuple[int, int], bar: float | None
+         ) -> tuple[int, float]:
+    """(length in px, value) of the scale bar, the value read off its label unless given."""
+    bar_px = _bar_px(gray, off)
+    return bar_px, (_bar_label(rgb, off, bar_px) if bar is None else bar)
+
+
+def nn_spacing(rgb: np.ndarray, bar: float | None = None, bar_unit: str = "nm",
+               unit: str = "Å") -> str:
     """The nearest-neighbour distance of the atoms, through the scale bar."""
     box, gray, off = _box(rgb)
     d1, _, _ = _shells(_centroids(box))
-    return f"{_convert(d1, _bar_px(gray, off), bar, bar_unit, unit):.2f} {unit}"
+    return f"{_convert(d1, *_bar(rgb, gray, off, bar), bar_unit, unit):.2f} {unit}"
 
 
-def fringe_spacing(rgb: np.ndarray, bar: float = 2.0, bar_unit: str = "nm",
+def fringe_spacing(rgb: np.ndarray, bar: float | None = None, bar_unit: str = "nm",
                    unit: str = "nm") -> str:
     """The period of the strongest lattice fringes: the highest peak of the image's power
     spectrum (Hann window, zero-padded to 2048, centroid-refined), through the scale bar."""
@@ -191,7 +201,7 @@ def fringe_spacing(rgb: np.ndarray, bar: float = 2.0, bar_unit: str = "nm",
     fy = float((patch.sum(axis=1) * f[ys]).sum() / patch.sum())
     fx = float((patch.sum(axis=0) * f[xs]).sum() / patch.sum())
     period = 1 / math.hypot(fx, fy)
-    return f"{_convert(period, _bar_px(gray, off), bar, bar_unit, unit):.3f} {unit}"
+    return f"{_convert(period, *_bar(rgb, gray, off, bar), bar_unit, unit):.3f} {unit}"
 
 
 def _spectrum(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
@@ -216,7 +226,8 @@ def fringe_symmetry(rgb: np.ndarray, options: dict[str, str] | list[str]) -> str
     sixfold (3 would be threefold)."""
     power, fr, _, _ = _spectrum(rgb)
     top = float(power.max())
-    peaks = (power == ndimage.maximum_filter(power, size=15)) & (power >= top / 3)
+    # wrap: the spectrum is periodic (fringes near 0 or 90° peak on both edges of the array)
+    peaks = (power == ndimage.maximum_filter(power, size=15, mode="wrap")) & (power >= top / 3)
     r0 = float(fr.flat[int(np.argmax(power))])
     n = int((peaks & (np.abs(fr - r0) < 0.08 * r0)).sum())
     fold = {2: "twofold", 3: "threefold", 4: "fourfold", 6: "sixfold"}.get(n)
@@ -238,10 +249,7 @@ def grain_size(rgb: np.ndarray, bar: float | None = None, bar_unit: str = "µm",
     count = int((sizes >= 40).sum())
     h, w = label.shape
     d_px = math.sqrt(4 * w * h / (math.pi * count))
-    bar_px = _bar_px(gray, off)
-    if bar is None:
-        bar = _bar_label(rgb, off, bar_px)
-    return f"{_convert(d_px, bar_px, bar, bar_unit, unit):.1f} {unit}"
+    return f"{_convert(d_px, *_bar(rgb, gray, off, bar), bar_unit, unit):.2f} {unit}"
 
 
 def dark_fraction(rgb: np.ndarray, below: float = 128,
@@ -301,14 +309,16 @@ def _to_data(col: float, row: float, frame: tuple[int, int, int, int], xlim: lis
     return x, y
 
 
-def curve_max(rgb: np.ndarray, xlim: list[float], ylim: list[float], colour: str = "blue",
-              unit: str = "MPa") -> str:
-    """The highest value a curve of ``colour`` reaches (a stress-strain curve's UTS)."""
+def curve_max(rgb: np.ndarray, xlim: list[float] | None = None,
+              ylim: list[float] | None = None, colour: str = "blue", unit: str = "MPa") -> str:
+    """The highest value a curve of ``colour`` reaches (a stress-strain curve's UTS), on the
+    given axis limits or, without them, on the y axis read off its tick labels."""
     frame = _frame(rgb)
     rows, _ = np.nonzero(_colour_mask(rgb, colour, frame))
     if not len(rows):
         raise StepError(f"perceive: no {colour} curve in the plot")
-    _, y = _to_data(0, rows.min() + 1.0, frame, xlim, ylim)
+    row = rows.min() + 1.0  # the centre of the 3-px line's top
+    y = _to_data(0, row, frame, xlim, ylim)[1] if xlim and ylim else ticks.y_axis(rgb, frame)(row)
     return f"{y:.0f} {unit}"
 
 
@@ -360,15 +370,16 @@ def eutectic_point(rgb: np.ndarray, xlim: list[float], ylim: list[float], unit: 
     return f"{x:.1f} {unit}"
 
 
-def arrhenius_energy(rgb: np.ndarray, xlim: list[float], ylim: list[float]) -> str:
-    """The activation energy from the red fit line's slope: Ea = -R d(ln D)/d(1/T)."""
+def arrhenius_energy(rgb: np.ndarray) -> str:
+    """The activation energy from the red fit line's slope, Ea = -R d(ln D)/d(1000/T), both
+    axes read off their tick labels."""
     frame = _frame(rgb)
     rows, cols = np.nonzero(_colour_mask(rgb, "red", frame))
     if len(cols) < 50:
         raise StepError("perceive: no red fit line in the plot")
-    a = np.polyfit(cols.astype(float), rows.astype(float), 1)[0]
-    left, top, right, bottom = frame
-    slope = -a * ((ylim[1] - ylim[0]) / (bottom - top)) / ((xlim[1] - xlim[0]) / (right - left))
+    a = np.polyfit(cols.astype(float), rows.astype(float), 1)[0]  # rows per column
+    fy, fx = ticks.y_axis(rgb, frame), ticks.x_axis(rgb, frame)
+    slope = a * (fy(1.0) - fy(0.0)) / (fx(1.0) - fx(0.0))
     return f"{-slope * R_GAS:.1f} kJ/mol"
 
 

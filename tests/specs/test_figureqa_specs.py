@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from rotation import rotation_key
 from sciagent_gym.envs.figureqa import build_specs, data, perceive
 from sciagent_gym.envs.figureqa.common import BOX
 
@@ -54,9 +56,9 @@ def _score(task: Task, work: Path, answer: str | None, status: str = "done"):
                                                 agent_status=status, answer=answer))
 
 
-def test_thirteen_families_of_twenty_items_over_four_scales_and_both_item_kinds():
+def test_fifteen_families_of_eighty_items_over_four_scales_and_both_item_kinds():
     assert len(SPECS) == len(FAMILIES) >= 12
-    assert sum(len(s.queries) for s in SPECS.values()) >= 200
+    assert all(len(s.queries) == build_specs.POOL == 80 for s in SPECS.values())
     scales = {t for s in SPECS.values() for t in s.tags if t.startswith("scale:")}
     assert scales == {"scale:atomic", "scale:micro", "scale:meso", "scale:macro"}
     kinds = {t for s in SPECS.values() for t in s.tags if t.startswith("item:")}
@@ -141,12 +143,26 @@ def test_truth_is_recomputed_from_the_pixels(tmp_path):
         assert int((np.bincount(label.ravel())[1:] >= 40).sum()) == g["grains"]
 
 
+#: Items a family's perceiver is checked on in one run: a window that moves with each commit,
+#: so consecutive runs cover the pool (every item with SCIAGENT_AUDIT_ALL=1: all 1120 feasible
+#: items take about 10 minutes of one worker).
+PERCEIVED = 10
+
+
+def _perceived_items(n: int) -> list[int]:
+    if os.environ.get("SCIAGENT_AUDIT_ALL") == "1":
+        return list(range(n))
+    start = (rotation_key() * PERCEIVED) % n
+    return [(start + i) % n for i in range(min(PERCEIVED, n))]
+
+
 @pytest.mark.parametrize("slug", FEASIBLE)
 def test_the_perceiver_is_right_on_every_item_of_the_pool(slug, tmp_path):
-    """The GUI oracle's answer, read off the rendered figure, scores 1 on every pool item."""
+    """The GUI oracle's answer, read off the rendered figure, scores 1 on pool items (a
+    rotating window of them in CI, see PERCEIVED)."""
     spec = SPECS[f"figureqa/{slug}"]
     wrong = []
-    for variant in range(len(spec.queries)):
+    for variant in _perceived_items(len(spec.queries)):
         task, work = _stage(slug, tmp_path, variant)
         rgb = np.asarray(Image.open(work / "figure.png").convert("RGB"))
         step = task.steps("gui_oracle")[1]

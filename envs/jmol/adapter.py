@@ -35,6 +35,8 @@ SYNC_PORT = 30000
 MAIN_CLASS = "jmolpanel"  # WM_CLASS of every Jmol window: org-openscience-jmol-app-jmolpanel-...
 #: Display size (the 3D panel): the main window then fills most of the 1280 x 800 screen.
 GEOMETRY = "960x640"
+#: Tasks with this tag start with Jmol's unit-cell label hidden (it prints the space group).
+HIDE_CELL_INFO_TAG = "symmetry"
 #: How long one readiness probe waits before it is asked again on a new connection.
 PROBE_TIMEOUT = 15.0
 
@@ -93,8 +95,12 @@ class Adapter(ToolAdapter):
         # java directly (not /usr/bin/jmol, which prefers a Jmol.jar in the current folder:
         # the work folder, which the agent can write). -L: no splash screen; -g: the display
         # size; user.home: Java ignores $HOME for ~/.jmol and ~/.java.
+        # -J runs before the files load: a task that asks for the symmetry starts without
+        # Jmol's unit-cell label (HM symbol and space-group number at the top left).
+        hide = ["-J", "set showUnitCellInfo false"] if task is not None and (
+            HIDE_CELL_INFO_TAG in task.spec.tags) else []
         return ["java", f"-Duser.home={home}", "-Xmx768m", "-jar", JMOL_JAR, "-L",
-                "-g", GEOMETRY, *(f"{work}/{name}" for name in files),
+                "-g", GEOMETRY, *hide, *(f"{work}/{name}" for name in files),
                 "-j", f"sync -{SYNC_PORT}"]
 
     def launch_env(self, provider: ProgramHost) -> dict[str, str]:
@@ -102,6 +108,9 @@ class Adapter(ToolAdapter):
 
     def open_inputs(self, provider: ProgramHost, task: Task) -> None:
         work = provider.paths["work"]
+        # both ways: a machine restored with the program running may have had another task
+        shown = "false" if HIDE_CELL_INFO_TAG in task.spec.tags else "true"
+        self.run_script(provider, f"set showUnitCellInfo {shown}")
         for name in task.spec.open:
             self.run_script(provider, f'load "{work}/{name}"', timeout=60.0)
 

@@ -10,6 +10,11 @@ sandbox.
 
 Tasks name their compound through a parameter (``{"family": ..., "formula": ...}``), so the
 instruction can say which atoms to measure; the lattice jitter still comes from the seed.
+
+The answer tasks that a named textbook compound would decide (space group, atom count, bond
+length, bond angle, coordination) use ``seeded`` instead (:mod:`.strained`, issue 33): the
+structure is strained (and for counting, substituted) per seed and written in the symmetry it
+then has, and their instructions name no compound.
 """
 
 from __future__ import annotations
@@ -21,58 +26,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sciagent_gym.envs.jmol.strained import (  # re-exported: the tasks' geometry
+    coordination,
+    min_angle,
+    pair_distances,
+    seeded,
+)
 
 from sciagent_gym.datagen import crystals
-
-#: Relative slack above the shortest A-X distance within which X atoms count as A's neighbours.
-SHELL_TOLERANCE = 0.10
 
 
 def build(rng: np.random.Generator, family: str, formula: str | None = None,
           jitter: float = 0.02) -> crystals.Crystal:
     """A seeded crystal of ``family``; with ``formula``, that compound of the family."""
     return crystals.make_crystal(rng, family, jitter, formula=formula)
-
-
-def pair_distances(crystal: crystals.Crystal, cutoff: float = 6.0) -> dict[str, float]:
-    """Shortest distance (A) between every ordered pair of elements "A-B" (and "A-A"),
-    periodic images included."""
-    s = crystal.structure
-    out: dict[str, float] = {}
-    for site in s:
-        a = site.specie.symbol
-        for n in s.get_neighbors(site, cutoff):
-            key = f"{a}-{n.specie.symbol}"
-            d = float(n.nn_distance)
-            if d > 1e-6 and d < out.get(key, np.inf):
-                out[key] = d
-    return {k: round(v, 4) for k, v in sorted(out.items())}
-
-
-def coordination(crystal: crystals.Crystal, centre: str, ligand: str) -> int:
-    """How many ``ligand`` atoms surround a ``centre`` atom in its first shell (within
-    :data:`SHELL_TOLERANCE` of the shortest centre-ligand distance)."""
-    s = crystal.structure
-    site = next(x for x in s if x.specie.symbol == centre)
-    shell = [n.nn_distance for n in s.get_neighbors(site, 6.0) if n.specie.symbol == ligand]
-    shortest = min(shell)
-    return int(sum(d <= shortest * (1 + SHELL_TOLERANCE) for d in shell))
-
-
-def min_angle(crystal: crystals.Crystal, centre: str, ligand: str) -> float:
-    """The smallest ligand-centre-ligand angle (degrees) between two bonds of a ``centre``
-    atom's first shell of ``ligand`` atoms (as :func:`coordination` counts it)."""
-    s = crystal.structure
-    site = next(x for x in s if x.specie.symbol == centre)
-    shell = [n for n in s.get_neighbors(site, 6.0) if n.specie.symbol == ligand]
-    shortest = min(n.nn_distance for n in shell)
-    vectors = [n.coords - site.coords for n in shell
-               if n.nn_distance <= shortest * (1 + SHELL_TOLERANCE)]
-    best = 180.0
-    for u, v in itertools.combinations(vectors, 2):
-        cos = float(np.dot(u, v) / np.linalg.norm(u) / np.linalg.norm(v))
-        best = min(best, float(np.degrees(np.arccos(np.clip(cos, -1, 1)))))
-    return best
 
 
 def crystal(work: Path, rng: np.random.Generator, family: str, formula: str | None = None,
@@ -239,4 +206,5 @@ GENERATORS = {
     "crystal": crystal,
     "view": view,
     "workflow": workflow,
+    "seeded": seeded,
 }

@@ -27,7 +27,7 @@ import statistics
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -161,9 +161,11 @@ def _plain(v: Any) -> str:
 
 
 def passes(c: Criterion, answer: str, work: Path) -> bool:
-    """Whether ``c`` passes on a final state whose only content is ``answer``."""
+    """Whether ``c``'s own check passes on a final state whose only content is ``answer``
+    (taken out of its stage: the stages before it are the work this audit does not do)."""
     state = FinalState(work_dir=work, agent_status="done", answer=answer)
-    return evaluate([c], state).criteria[0].passed
+    alone = replace(c, stage="", blocks_from=(), gate=False)
+    return evaluate([alone], state).criteria[0].passed
 
 
 def _gate_in_front(criteria: list[Criterion], i: int) -> str | None:

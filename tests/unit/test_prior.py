@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,12 @@ def test_a_report_survives_json_and_the_readme_shows_the_measured_one():
     shown = readme[start:readme.index("\n<!-- end generated -->", start - 1)]
     assert shown == readme_section(json.loads(measured.read_text())), \
         "README's prior table is stale: python scripts/update_readme.py"
+
+
+def test_a_criterion_of_a_later_stage_is_judged_on_its_own_check(tmp_path):
+    """A staged workflow's answer is blocked by its earlier stages in a real evaluation; the
+    prior judges the check alone (the gate in front is reported as such)."""
+    c = Criterion.from_dict({"name": "x", "getter": {"fn": "answer_number"},
+                             "check": {"op": "numeric", "expected": 3.5}})
+    staged = replace(c, stage="report", blocks_from=("open",))
+    assert passes(staged, "3.5", tmp_path) and not passes(staged, "4", tmp_path)

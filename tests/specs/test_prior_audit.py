@@ -28,25 +28,28 @@ PRIOR_OPEN: dict[str, set[str]] = {
     },
     'ds9': {
         'ds9/count-bright-stars: count',
+        'ds9/star-marking-workflow: peak value of the brightest star',
         'ds9/star-peak-value: peak value',
     },
     'fityk': {
         'fityk/peak-fwhm-pseudovoigt: FWHM given in degrees 2θ',
         'fityk/pl-band-fwhm: FWHM of the red band',
+        'fityk/raman-carbon-workflow: A(D)/A(G)',
         'fityk/reflection-area-ratio: relative integrated intensity I2/I1',
         'fityk/scherrer-crystallite-size: crystallite size',
         'fityk/xps-c1s-component-share: C–O share of the C 1s area',
+        'fityk/xps-c1s-workflow: C–O share of the C 1s area',
     },
     'gwyddion': {
         'gwyddion/grain-count: particle count',
         'gwyddion/lattice-constant: lattice constant',
     },
+    'imagej': {
+        'imagej/nuclei-morphometry-report: reported nucleus count',
+    },
     'jmol': {
-        'jmol/bond-angle: angle given in degrees',
-        'jmol/bond-length: bond length given in Å',
-        'jmol/coordination-polyhedra: coordination number',
-        'jmol/count-atoms: atoms in the conventional cell',
-        'jmol/space-group-number: space-group number',
+        'jmol/coordination-figure-workflow: angle given in degrees',
+        'jmol/supercell-bond-report-workflow: bond length given in Å',
     },
     'kalgebra': {
         'kalgebra/partial-sum: the answered sum',
@@ -74,21 +77,31 @@ PRIOR_OPEN: dict[str, set[str]] = {
         'pymol/align-chains-rmsd: RMSD after refinement',
         'pymol/interface-residues: number of interface residues',
         'pymol/pocket-residues: number of pocket residues',
+        'pymol/pocket-workflow: distance given',
         'pymol/residue-selection: number of residues',
+        'pymol/superpose-model-workflow: RMSD after refinement given',
     },
     'qgis': {
         'qgis/select-by-attribute: reported count',
+        'qgis/town-census-workflow: number of selected towns given',
     },
     'qupath': {
         'qupath/count-detections-in-annotation: the count given',
         'qupath/positive-cell-detection: the positive percentage given',
     },
+    'rkward': {
+        'rkward/survey-report-workflow: the answer is the region-adjusted income slope',
+    },
     'veusz': {
+        'veusz/arrhenius-report-workflow: activation energy in eV',
+        "veusz/tensile-report-workflow: Young's modulus in GPa",
         "veusz/youngs-modulus: Young's modulus given in GPa",
     },
     'xdrawchem': {
+        "xdrawchem/analog-workflow: analog's molecular weight",
         'xdrawchem/element-percent: mass percent of the element',
         'xdrawchem/molecule-mass: molecular weight',
+        "xdrawchem/reaction-workflow: product's molecular weight",
     },
 }
 #: Two tools a run, in turn (staging 60 variants a task takes 10 s to 5 min a tool: R, PyMOL

@@ -173,18 +173,26 @@ def audit_cases(tool: str, seeds: tuple[int, ...]) -> tuple[dict[str, TaskSpec],
     """The tool's specs and one (task id, case, seed) per oracle, no-op and negative run."""
     specs = load_tool_specs(tool)
     cases = [(task_id, case, seed) for task_id, spec in sorted(specs.items())
-             for case in played_cases(spec) for seed in seeds]
+             for case in [*played_cases(spec), _swapped(spec)] for seed in seeds]
     return specs, cases
+
+
+def _swapped(spec: TaskSpec) -> str:
+    """The case that scores the oracle's final state with the other ending."""
+    return "status:done" if spec.infeasible else "status:fail"
 
 
 def check_case(report, specs: dict[str, TaskSpec], task_id: str, case: str, seed: int) -> None:
     """Oracle scores 1.0 and succeeds; no-op scores 0 (unless FAIL is right, or doing nothing
-    is: a state-control variant whose toggles all start at their targets); negatives fail."""
+    is: a state-control variant whose toggles all start at their targets); negatives fail; the
+    oracle's state with FAIL (DONE on an infeasible task) scores 0."""
     [result] = [c for c in report.cases
                 if (c.task_id, c.case, c.seed) == (task_id, case, seed)]
     assert result.error is None, result.error
     if case in ("oracle", "gui_oracle"):
         assert result.score == 1.0 and result.success, result.failed_criteria
+    elif case.startswith("status:"):  # the oracle's state ended the other way: no credit
+        assert result.score == 0.0 and not result.success, result.failed_criteria
     elif case == "noop" and result.noop_correct:  # a negative toggle instruction: leave it
         assert result.score == 1.0 and result.success, result.failed_criteria
     elif case == "noop" and not specs[task_id].infeasible:

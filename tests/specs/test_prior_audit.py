@@ -67,6 +67,8 @@ PRIOR_OPEN: dict[str, set[str]] = {
         'matsci/db-supercell-in-jmol: atom count answered',
         'matsci/lattice-strain-vs-database: lattice strain answered (%, within 0.03)',
         "matsci/lowest-polymorph-in-jmol: the entry's id answered",
+        "matsci/polymorph-survey-workflow: the lowest entry's id answered",
+        'matsci/strained-film-report-workflow: lattice strain answered (%, within 0.03)',
     },
     'praat': {
         'praat/first-formant-at-time: F1 at the requested time',

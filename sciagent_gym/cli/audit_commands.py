@@ -7,7 +7,9 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def cmd_attacks(args: argparse.Namespace) -> int:
@@ -50,9 +52,21 @@ def cmd_attacks(args: argparse.Namespace) -> int:
     return 0 if reports and summary["held"] == summary["total"] else 1
 
 
+def _progress_bar(args: argparse.Namespace, desc: str, unit: str) -> tuple[Any, Callable]:
+    """A tqdm bar on a terminal (none with --json or -q) and the callback that ticks it."""
+    from tqdm import tqdm
+
+    bar = tqdm(desc=desc, unit=unit, disable=args.json or args.quiet or not sys.stderr.isatty())
+
+    def progress(message: str) -> None:
+        bar.set_postfix_str(message[:60])
+        bar.update(1)
+
+    return bar, progress
+
+
 def cmd_prior(args: argparse.Namespace) -> int:
     """``audit --prior``: constant answers and instruction-decided answers, offline."""
-    from tqdm import tqdm
 
     from sciagent_gym.runs.prior import audit_prior, summary_markdown
     from sciagent_gym.tools import discover
@@ -61,13 +75,7 @@ def cmd_prior(args: argparse.Namespace) -> int:
     reports = []
     t0 = time.monotonic()
     for tool in tools:
-        bar = tqdm(desc=f"prior {tool}", unit="variant", disable=args.json or args.quiet
-                   or not sys.stderr.isatty())
-
-        def progress(task_id: str, bar=bar) -> None:
-            bar.set_postfix_str(task_id[:50])
-            bar.update(1)
-
+        bar, progress = _progress_bar(args, f"prior {tool}", "variant")
         report = audit_prior(tool, tasks=args.task or None, train=args.train,
                              unseen=args.unseen, progress=progress)
         bar.close()
@@ -97,7 +105,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return cmd_prior(args)
     if args.summary:
         return cmd_audit_summary(args)
-    from tqdm import tqdm
 
     from sciagent_gym.runs.audit import audit_tool
     from sciagent_gym.runs.audit_report import write_json
@@ -106,13 +113,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     tools = [args.tool] if args.tool else sorted(discover())
     reports = []
     for tool in tools:
-        bar = tqdm(desc=f"audit {tool}", unit="check", disable=args.json or args.quiet
-                   or not sys.stderr.isatty())
-
-        def progress(message: str, bar=bar) -> None:
-            bar.set_postfix_str(message[:60])
-            bar.update(1)
-
+        bar, progress = _progress_bar(args, f"audit {tool}", "check")
         report = audit_tool(tool, seeds=range(args.seed, args.seed + args.seeds),
                             cross=not args.no_cross, tasks=args.task or None,
                             progress=progress, isolation=args.isolation, cheats=args.cheats,

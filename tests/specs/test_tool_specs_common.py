@@ -116,14 +116,27 @@ def test_spec_has_negatives_a_gate_and_a_final_answer(tool, spec_id):
 
 
 @pytest.mark.parametrize(("tool", "spec_id"), ALL)
-def test_params_are_deterministic_and_vary(tool, spec_id):
+def test_params_are_deterministic_and_vary(tool, spec_id, tmp_path):
     """Seeded params repeat per seed and differ across seeds; a query pool's variants are its
-    queries, each with its own params (at least its scope)."""
+    queries, each with its own params (at least its scope). A spec without params (its
+    generator draws everything from the seed, so the instruction tells nothing) must stage
+    different gold values for different seeds instead."""
     spec = SPECS[tool][spec_id]
     variants = some_variants(spec, 20)
     sampled = [Task(spec, v, {}, PLACEHOLDER_PATHS).params for v in variants]
     assert sampled == [Task(spec, v, {}, PLACEHOLDER_PATHS).params for v in variants]
-    assert len({repr(sorted(p.items())) for p in sampled}) > 1, "params never vary"
+    if spec.params or spec.queries:
+        assert len({repr(sorted(p.items())) for p in sampled}) > 1, "params never vary"
+        return
+    golds = set()
+    for v in list(variants)[:3]:
+        task = Task(spec, v, load_adapter(tool).generators, PLACEHOLDER_PATHS)
+        try:
+            task.stage(tmp_path / str(v))
+            golds.add(repr(task.criteria()))
+        finally:
+            task.cleanup()
+    assert len(golds) > 1, "no params, and the staged variants' criteria never differ"
 
 
 # -- reward only for doing the task (issue 15) --------------------------------------------------

@@ -10,8 +10,10 @@ does it exec xterm, so a visible terminal means a running server. The loopback i
 the agent zone's own (bubblewrap's ``--unshare-net``): nothing outside this env reaches it.
 
 There is no state channel to isolate: the env's state is what the agent wrote into the work
-directory and what it answered, and gold values are computed on the host from the pristine
-database in the user cache (never from the staged copy, which the agent may edit).
+directory and what it answered. Each variant stages its own database (:mod:`.variant`, derived
+from the templates cached in the user cache); gold values are computed on the host at staging,
+from the variant's entries as they were written (never read back from the staged copy, which
+the agent may edit).
 
 The shell shows its state in the window title: ``Materials terminal: running`` while a command
 runs (bash's ``PS0``) and ``Materials terminal: ready N`` at the N-th prompt after the first

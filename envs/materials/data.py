@@ -1,136 +1,256 @@
-"""Generators of the materials tasks: the database staged for the server, and the gold values.
+"""Generators of the materials tasks: each variant's database staged for the server, and the
+gold values computed from it.
 
-Every generator takes ``(work_dir, rng, **args)``, stages the structure database
-(:mod:`.db`, the cached pristine copy) into ``work_dir/.optimade/structures.json`` where the
-terminal's OPTIMADE server reads it, and returns the task's gold values computed on the host
-from the pristine database with the host's pymatgen. The tasks' seeded parameters (which
-elements, thresholds, which entry) come from their specs, so each variant asks something else
-of the same database; the parameter lists name entries and formulas of database version
-:data:`.db.DB_VERSION` (``tests/specs/test_materials_specs.py`` checks that they still fit).
+Every generator takes ``(work_dir, rng, **args)`` and stages the variant's own structure
+database (:func:`stage`: :mod:`.variant` derives it from the cached templates of :mod:`.db`
+in a fraction of a second) into ``work_dir/.optimade/structures.json``, where the terminal's
+OPTIMADE server reads it; the gold values are computed on the host, with the host's pymatgen,
+from exactly the entries staged. So the entries, their ids, counts, toy energies and band
+gaps and which entries are unanalysed all change with the seed, and with them the answers.
+
+What a task's instruction names, the variant provides: a formula is held with all its
+polymorphs, an id is filled with an entry of the kind the task needs (``unanalysed``, a space
+group...), and a variant is drawn again (a handful of tries at most) until the task is
+well-posed: a unique lowest-energy polymorph, candidates away from a threshold, at least one
+unanalysed entry where the instruction says some are, and what each spec's negatives need in
+order to be wrong (more matches than a first page holds...).
 """
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from sciagent_gym.envs.materials import db
 from sciagent_gym.envs.materials.adapter import DB_RELPATH
+from sciagent_gym.envs.materials.variant import NoFit, Variant, build
 
 #: XRD as the tasks define it: pymatgen's XRDCalculator, Cu K-alpha, 2-theta 10-90 degrees,
 #: peaks of at least this relative intensity (the strongest is 100).
 XRD_RANGE = (10.0, 90.0)
 XRD_MIN_INTENSITY = 1.0
+#: Variants drawn at most before a generator gives up on its conditions.
+ATTEMPTS = 60
+#: The lowest-energy polymorph's lead over the next (eV/atom) where a task asks for it.
+LOWEST_MARGIN = 0.005
+#: Consecutive polymorphs' energies apart (eV/atom) in the polymorph study's table.
+STEP_MARGIN = 0.002
+#: No candidate's band gap this close to the wide-gap screen's threshold (eV).
+GAP_EDGE = 0.03
+#: The widest band gap's lead over the next (eV).
+GAP_MARGIN = 0.005
+#: The densest screen candidate's lead over the next (g/cm^3).
+DENSITY_MARGIN = 0.02
 
 
-def stage_database(work: Path) -> None:
-    """Copy the pristine database to where the server reads it (once per staging)."""
-    dest = work / DB_RELPATH
-    if dest.is_file():
-        return
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(db.db_path(), dest)
+def stage(work: Path, rng: np.random.Generator | None, formulas: Iterable[str] = (),
+          pristine: Iterable[str] = (),
+          prepare: Callable[[Variant], None] | None = None,
+          fits: Callable[[Variant], bool] | None = None) -> Variant:
+    """Draw this variant's database (its seed from ``rng``; ``None``: seed 0), holding
+    ``formulas`` and ``pristine`` ids; ``prepare`` makes requests on it (placements, toy values
+    drawn again), ``fits`` says whether it suits the task; the first that does is written where
+    the server reads it and returned."""
+    base = 0 if rng is None else int(rng.integers(1 << 30))
+    formulas, pristine = list(formulas), list(pristine)
+    why = "its conditions never held"
+    for k in range(ATTEMPTS):
+        v = build(base + 7919 * k, formulas, pristine)
+        try:
+            if prepare is not None:
+                prepare(v)
+        except NoFit as exc:
+            why = str(exc)
+            continue
+        if fits is None or fits(v):
+            v.write(work / DB_RELPATH)
+            return v
+    raise ValueError(f"no database variant fits this task after {ATTEMPTS} tries: {why}")
 
 
-def _entries() -> list[dict[str, Any]]:
-    return db.entries()
+def stage_database(work: Path, rng: np.random.Generator | None = None) -> Variant:
+    """Stage a variant with no request (its seed from ``rng``)."""
+    return stage(work, rng)
 
 
-def _entry(entry_id: str) -> dict[str, Any]:
-    found = db.by_id().get(entry_id)
-    if found is None:
-        raise ValueError(f"no entry {entry_id!r} in the structure database v{db.DB_VERSION}")
-    return found
+def _with(v: Variant, element: str, nelements: int | None = None) -> list[dict[str, Any]]:
+    return [e for e in v.entries if element in e["elements"]
+            and (nelements is None or e["nelements"] == nelements)]
 
 
-def polymorphs(formula: str) -> list[dict[str, Any]]:
-    """Entries whose descriptive (chemist's) formula is ``formula``, lowest energy first."""
-    found = [e for e in _entries() if e["chemical_formula_descriptive"] == formula]
-    return sorted(found, key=lambda e: (e["_sag_formation_energy_per_atom"], e["id"]))
+def _energy(e: dict[str, Any]) -> float:
+    return e["_sag_formation_energy_per_atom"]
+
+
+def _separate(v: Variant, formula: str, lead: float = 0.0, step: float = 0.0,
+              highest: float = 0.0, tries: int = 200) -> None:
+    """Draw ``formula``'s energies again until the lowest leads the next by ``lead``, all
+    consecutive ones are ``step`` apart and the highest is ``highest`` above the one below."""
+    ids = [e["id"] for e in v.polymorphs(formula)]
+    for _ in range(tries):
+        es = [_energy(e) for e in v.polymorphs(formula)]
+        gaps = [b - a for a, b in zip(es, es[1:], strict=False)]
+        if len(es) < 2 or (gaps[0] >= lead - 1e-9 and min(gaps) >= step - 1e-9
+                           and gaps[-1] >= highest - 1e-9):
+            return
+        v.redraw_energies(ids)
+    raise NoFit(f"{formula}: energies not apart")
+
+
+_FACTS: dict[str, dict[str, Any]] = {}
+_GROUPS: dict[str, tuple[str, int]] = {}
+
+
+def _facts(v: Variant, e: dict[str, Any]) -> dict[str, Any]:
+    """:func:`structure_facts` of a staged entry (memoised by the template it comes from: its
+    structure is that template's)."""
+    key = v.template(e["id"])["key"]
+    if key not in _FACTS:
+        _FACTS[key] = structure_facts(e)
+    return _FACTS[key]
+
+
+def _space_group(v: Variant, e: dict[str, Any]) -> tuple[str, int]:
+    """SpacegroupAnalyzer (symprec 0.01) on a staged entry's structure (memoised likewise)."""
+    from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
+
+    key = v.template(e["id"])["key"]
+    if key not in _GROUPS:
+        sga = SpacegroupAnalyzer(db.structure_of(e), symprec=0.01)
+        _GROUPS[key] = (sga.get_space_group_symbol(), sga.get_space_group_number())
+    return _GROUPS[key]
 
 
 # -- generators ----------------------------------------------------------------------------------
 
 def database(work: Path, rng: np.random.Generator) -> dict[str, Any]:
     """Only the database (tasks whose gold needs nothing else)."""
-    stage_database(work)
-    return {"entries": len(_entries())}
+    v = stage(work, rng)
+    return {"entries": len(v)}
 
 
 def count_with_elements(work: Path, rng: np.random.Generator, elements: list[str]
                         ) -> dict[str, Any]:
-    """How many entries contain every one of ``elements`` (and how many contain any)."""
-    stage_database(work)
+    """How many entries contain every one of ``elements`` (``count``) and how many contain
+    any (``count_any``), with what the specs' negatives count instead."""
     want = set(elements)
-    every = [e["id"] for e in _entries() if want <= set(e["elements"])]
-    anyof = [e["id"] for e in _entries() if want & set(e["elements"])]
-    return {"count": len(every), "count_any": len(anyof)}
+
+    def tally(v: Variant) -> dict[str, Any]:
+        every = [e for e in v.entries if want <= set(e["elements"])]
+        anyof = [e for e in v.entries if want & set(e["elements"])]
+        return {"count": len(every), "count_any": len(anyof),
+                "formulas_any": len({e["chemical_formula_descriptive"] for e in anyof}),
+                "first_only": sum(elements[0] in e["elements"] for e in v.entries),
+                "sum": sum(len(want & set(e["elements"])) for e in v.entries)}
+
+    def fits(v: Variant) -> bool:
+        t = tally(v)
+        return (0 < t["count"] < t["count_any"] and t["count_any"] > 5
+                and t["formulas_any"] < t["count_any"] and t["first_only"] < t["count_any"]
+                and t["count_any"] < t["sum"])
+
+    return tally(stage(work, rng, fits=fits))
 
 
 def count_unanalysed(work: Path, rng: np.random.Generator, element: str) -> dict[str, Any]:
     """Entries containing ``element`` whose space group is unknown (null)."""
-    stage_database(work)
-    mine = [e for e in _entries() if element in e["elements"]]
-    unknown = [e for e in mine if e["_sag_space_group_number"] is None]
-    return {"count": len(unknown), "total": len(mine)}
+
+    def tally(v: Variant) -> dict[str, Any]:
+        mine = _with(v, element)
+        unknown = sum(not v.analysed(e) for e in mine)
+        return {"count": unknown, "total": len(mine), "known": len(mine) - unknown,
+                "unknown_anywhere": sum(not v.analysed(e) for e in v.entries)}
+
+    def fits(v: Variant) -> bool:
+        t = tally(v)
+        return 1 <= t["count"] < t["unknown_anywhere"] and t["count"] != t["known"]
+
+    return tally(stage(work, rng, fits=fits))
 
 
 def gap_window(work: Path, rng: np.random.Generator, element: str, nelements: int,
                gap_min: float, gap_max: float) -> dict[str, Any]:
     """Ids of entries with ``element``, ``nelements`` elements and gap_min < gap < gap_max."""
-    stage_database(work)
-    hits = [e for e in _entries() if element in e["elements"] and e["nelements"] == nelements
-            and gap_min < e["_sag_band_gap"] < gap_max]
-    inclusive = [e for e in _entries() if element in e["elements"]
-                 and e["nelements"] == nelements and gap_min <= e["_sag_band_gap"] <= gap_max]
-    return {"ids": sorted(e["id"] for e in hits), "count": len(hits),
-            "inclusive_count": len(inclusive)}
+
+    def hits(v: Variant, inclusive: bool = False, others: bool = False) -> list[dict[str, Any]]:
+        lo, hi = gap_min, gap_max
+        return [e for e in _with(v, element) if (e["nelements"] != nelements) == others
+                and ((lo <= e["_sag_band_gap"] <= hi) if inclusive
+                     else (lo < e["_sag_band_gap"] < hi))]
+
+    def fits(v: Variant) -> bool:
+        above = [e for e in _with(v, element, nelements) if e["_sag_band_gap"] >= gap_max]
+        return (len(hits(v)) >= 4 and len(hits(v)) == len(hits(v, True))
+                and bool(hits(v, others=True)) and bool(above))
+
+    v = stage(work, rng, fits=fits)
+    found = hits(v)
+    return {"ids": sorted(e["id"] for e in found), "count": len(found),
+            "inclusive_count": len(hits(v, True))}
 
 
 def lowest_polymorph(work: Path, rng: np.random.Generator, formula: str) -> dict[str, Any]:
-    """The lowest-energy entry of ``formula``, its energy and the runner-up."""
-    stage_database(work)
-    found = polymorphs(formula)
+    """The lowest-energy entry of ``formula``, its energy and the runner-up (the lowest ahead
+    of the next by :data:`LOWEST_MARGIN`, the highest above the one below as much)."""
+    v = stage(work, rng, formulas=[formula],
+              prepare=lambda v: _separate(v, formula, lead=LOWEST_MARGIN,
+                                          highest=LOWEST_MARGIN))
+    found = v.polymorphs(formula)
     if len(found) < 2:
         raise ValueError(f"{formula}: fewer than two polymorphs in the database")
     best, second = found[0], found[1]
-    return {"id": best["id"], "energy": best["_sag_formation_energy_per_atom"],
-            "second_id": second["id"], "second_energy": second["_sag_formation_energy_per_atom"],
+    return {"id": best["id"], "energy": _energy(best),
+            "second_id": second["id"], "second_energy": _energy(second),
             "count": len(found),
-            "ladder": {e["id"]: round(1000 * (e["_sag_formation_energy_per_atom"]
-                                              - best["_sag_formation_energy_per_atom"]), 1)
-                       for e in found}}
+            "ladder": {e["id"]: round(1000 * (_energy(e) - _energy(best)), 1) for e in found}}
 
 
 def absent_formula(work: Path, rng: np.random.Generator, formula: str) -> dict[str, Any]:
     """An infeasible task's check: ``formula`` is not in the database."""
-    stage_database(work)
-    if polymorphs(formula):
+    v = stage(work, rng)
+    if v.polymorphs(formula):
         raise ValueError(f"{formula} is in the database: the task would be feasible")
     return {"formula": formula}
 
 
 def stable_compounds(work: Path, rng: np.random.Generator, element: str) -> dict[str, Any]:
     """For every binary formula containing ``element``: the id of its lowest-energy entry."""
-    stage_database(work)
-    formulas = sorted({e["chemical_formula_descriptive"] for e in _entries()
-                       if element in e["elements"] and e["nelements"] == 2})
-    mapping = {f: polymorphs(f)[0]["id"] for f in formulas}
-    aliases = {f: [polymorphs(f)[0]["chemical_formula_reduced"]] for f in formulas}
-    highest = {f: polymorphs(f)[-1]["id"] for f in formulas}
+
+    def formulas(v: Variant) -> list[str]:
+        return sorted({e["chemical_formula_descriptive"] for e in _with(v, element, 2)})
+
+    def prepare(v: Variant) -> None:
+        for f in formulas(v):
+            _separate(v, f, lead=0.001, highest=0.001)
+
+    def fits(v: Variant) -> bool:
+        return (any(len(v.polymorphs(f)) >= 2 for f in formulas(v))
+                and any(e["nelements"] > 2 for e in _with(v, element)))
+
+    v = stage(work, rng, prepare=prepare, fits=fits)
+    mapping = {f: v.polymorphs(f)[0]["id"] for f in formulas(v)}
+    aliases = {f: [v.polymorphs(f)[0]["chemical_formula_reduced"]] for f in formulas(v)}
+    highest = {f: v.polymorphs(f)[-1]["id"] for f in formulas(v)}
     return {"mapping": mapping, "aliases": aliases, "highest": highest, "count": len(mapping)}
 
 
 def widest_gap(work: Path, rng: np.random.Generator, element: str, nelements: int
                ) -> dict[str, Any]:
-    """The entry with ``element`` and ``nelements`` elements with the widest band gap."""
-    stage_database(work)
-    found = sorted((e for e in _entries() if element in e["elements"]
-                    and e["nelements"] == nelements),
-                   key=lambda e: (-e["_sag_band_gap"], e["id"]))
+    """The entry with ``element`` and ``nelements`` elements with the widest band gap (ahead
+    of the next by :data:`GAP_MARGIN`)."""
+
+    def ranked(v: Variant) -> list[dict[str, Any]]:
+        return sorted(_with(v, element, nelements), key=lambda e: (-e["_sag_band_gap"],
+                                                                   int(e["id"][4:])))
+
+    def fits(v: Variant) -> bool:
+        r = ranked(v)
+        return len(r) >= 3 and r[0]["_sag_band_gap"] - r[1]["_sag_band_gap"] >= GAP_MARGIN
+
+    found = ranked(stage(work, rng, fits=fits))
     return {"id": found[0]["id"], "gap": found[0]["_sag_band_gap"],
             "second_id": found[1]["id"], "count": len(found)}
 
@@ -172,48 +292,65 @@ def structure_facts(entry: dict[str, Any]) -> dict[str, Any]:
             "volume": round(float(s.volume), 5)}
 
 
-def entry_facts(work: Path, rng: np.random.Generator, entry: str) -> dict[str, Any]:
-    """:func:`structure_facts` of one entry, plus what the database says about it."""
-    stage_database(work)
-    e = _entry(entry)
-    facts = structure_facts(e)
+def entry_facts(work: Path, rng: np.random.Generator, entry: str, unanalysed: bool = False,
+                types: list[str] | None = None) -> dict[str, Any]:
+    """:func:`structure_facts` of one entry, plus what the database says about it; with
+    ``unanalysed`` and/or ``types`` (structure types), the id holds a seeded entry that is
+    unanalysed and of one of those types."""
+    prepare = None
+    if unanalysed or types:
+        def prepare(v: Variant) -> None:
+            v.place(entry, lambda e, t: (not unanalysed or not v.analysed(e)) and (
+                not types or t["entry"]["_sag_structure_type"] in types))
+
+    v = stage(work, rng, prepare=prepare)
+    e = v.entry(entry)
+    facts = dict(_facts(v, e))
     facts.update(first_peak=facts["peaks"][0], second_peak=facts["peaks"][1],
                  three_peaks=facts["peaks"][:3], formula=e["chemical_formula_descriptive"],
-                 analysed=e["_sag_space_group_number"] is not None)
+                 analysed=v.analysed(e))
     return facts
 
 
 def polymorph_xrd(work: Path, rng: np.random.Generator, formula: str) -> dict[str, Any]:
     """The first XRD peak of the lowest- and of the highest-energy entry of ``formula``."""
-    stage_database(work)
-    found = polymorphs(formula)
+    v = stage(work, rng, formulas=[formula],
+              prepare=lambda v: _separate(v, formula, lead=LOWEST_MARGIN,
+                                          highest=LOWEST_MARGIN))
+    found = v.polymorphs(formula)
     low, high = found[0], found[-1]
     return {"results": {"lowest_id": low["id"],
-                        "lowest_first_peak": xrd_peaks(db.structure_of(low))[0],
+                        "lowest_first_peak": _facts(v, low)["peaks"][0],
                         "highest_id": high["id"],
-                        "highest_first_peak": xrd_peaks(db.structure_of(high))[0]}}
+                        "highest_first_peak": _facts(v, high)["peaks"][0]}}
 
 
 def supercell_facts(work: Path, rng: np.random.Generator, entry: str, na: int, nb: int,
                     nc: int) -> dict[str, Any]:
     """Composition and cell of the ``na x nb x nc`` supercell of an entry."""
-    stage_database(work)
-    s = db.structure_of(_entry(entry))
+    v = stage(work, rng)
+    s = db.structure_of(v.entry(entry))
     s.make_supercell([na, nb, nc])
     return {"composition": {str(el): int(n) for el, n in s.composition.items()},
             "nsites": len(s), "lengths": sorted(round(float(x), 5) for x in s.lattice.abc),
             "volume": round(float(s.volume), 5), "density": round(float(s.density), 5)}
 
 
-def strained_facts(work: Path, rng: np.random.Generator, entry: str, percent: float
-                   ) -> dict[str, Any]:
+def strained_facts(work: Path, rng: np.random.Generator, entry: str, percent: float,
+                   space_groups: list[str] | None = None) -> dict[str, Any]:
     """Space group and density of an entry with its third lattice vector stretched by
-    ``percent`` % (fractional coordinates kept)."""
+    ``percent`` % (fractional coordinates kept); with ``space_groups``, the id holds a seeded
+    entry of one of those groups."""
     from pymatgen.core import Lattice, Structure
     from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
 
-    stage_database(work)
-    s = db.structure_of(_entry(entry))
+    prepare = None
+    if space_groups:
+        def prepare(v: Variant) -> None:
+            v.place(entry, lambda e, t: t["entry"]["_sag_space_group_symbol"] in space_groups)
+
+    v = stage(work, rng, prepare=prepare)
+    s = db.structure_of(v.entry(entry))
     m = s.lattice.matrix.copy()
     m[2] = m[2] * (1 + percent / 100)
     strained = Structure(Lattice(m), s.species, s.frac_coords)
@@ -224,26 +361,27 @@ def strained_facts(work: Path, rng: np.random.Generator, entry: str, percent: fl
             "density": round(float(strained.density), 5),
             "original_number": before.get_space_group_number(),
             "original_symbol": before.get_space_group_symbol(),
-            "original_density": round(float(s.density), 5)}
+            "original_density": round(float(s.density), 5),
+            "formula": v.entry(entry)["chemical_formula_descriptive"]}
 
 
 def space_group_census(work: Path, rng: np.random.Generator, element: str) -> dict[str, Any]:
     """Entries containing ``element`` per space group symbol, the unanalysed ones' groups
     computed with pymatgen; and the census of the database's own (analysed-only) values."""
-    from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
 
-    stage_database(work)
+    def fits(v: Variant) -> bool:
+        mine = _with(v, element)
+        return len(mine) > 20 and any(not v.analysed(e) for e in mine)
+
+    v = stage(work, rng, fits=fits)
     full: Counter[str] = Counter()
     known: Counter[str] = Counter()
-    for e in _entries():
-        if element not in e["elements"]:
-            continue
+    for e in _with(v, element):
         if e["_sag_space_group_symbol"] is not None:
             full[e["_sag_space_group_symbol"]] += 1
             known[e["_sag_space_group_symbol"]] += 1
         else:
-            sga = SpacegroupAnalyzer(db.structure_of(e), symprec=0.01)
-            full[sga.get_space_group_symbol()] += 1
+            full[_space_group(v, e)[0]] += 1
     return {"census": dict(sorted(full.items())), "known_only": dict(sorted(known.items())),
             "total": sum(full.values())}
 
@@ -260,20 +398,39 @@ def wide_gap_screen(work: Path, rng: np.random.Generator, element: str, gap: flo
                     ) -> dict[str, Any]:
     """A screen of the binary entries with ``element`` and a band gap above ``gap`` eV: their
     ids, the table rows the analysis gives (space group, density, shortest distance, densest
-    first), the densest candidate and the report's values."""
-    stage_database(work)
-    found = [e for e in _entries() if element in e["elements"] and e["nelements"] == 2
-             and e["_sag_band_gap"] > gap]
+    first), the densest candidate and the report's values. The variant has 5-14 candidates, at
+    least one unanalysed, none within :data:`GAP_EDGE` of the threshold and a densest one
+    ahead of the next by :data:`DENSITY_MARGIN`."""
+
+    def prepare(v: Variant) -> None:
+        for _ in range(50):
+            near = [e["id"] for e in _with(v, element, 2)
+                    if abs(e["_sag_band_gap"] - gap) < GAP_EDGE]
+            if not near:
+                return
+            v.redraw_gaps(near)
+        raise NoFit("band gaps on the threshold")
+
+    def fits(v: Variant) -> bool:
+        found = [e for e in _with(v, element, 2) if e["_sag_band_gap"] > gap]
+        if not 5 <= len(found) <= 14 or all(v.analysed(e) for e in found):
+            return False
+        dens = sorted((v.template(e["id"])["entry"]["_sag_density"] for e in found),
+                      reverse=True)
+        return dens[0] - dens[1] > DENSITY_MARGIN + 1e-3
+
+    v = stage(work, rng, prepare=prepare, fits=fits)
+    found = [e for e in _with(v, element, 2) if e["_sag_band_gap"] > gap]
     rows = []
     for e in found:
-        facts = structure_facts(e)
+        facts = _facts(v, e)
         rows.append({"id": e["id"], "formula": e["chemical_formula_descriptive"],
                      "space_group": facts["space_group_symbol"], "density": facts["density"],
                      "min_distance": facts["nearest_neighbour"],
                      "number": facts["space_group_number"],
                      "composition": facts["composition"], "lengths": facts["lengths"],
-                     "analysed": e["_sag_space_group_number"] is not None})
-    rows.sort(key=lambda r: (-r["density"], r["id"]))
+                     "analysed": v.analysed(e)})
+    rows.sort(key=lambda r: (-r["density"], int(r["id"][4:])))
     top = rows[0]
     return {"ids": sorted(r["id"] for r in rows), "count": len(rows),
             "unanalysed": sum(not r["analysed"] for r in rows),
@@ -295,22 +452,25 @@ def wide_gap_screen(work: Path, rng: np.random.Generator, element: str, gap: flo
 def polymorph_study(work: Path, rng: np.random.Generator, formula: str) -> dict[str, Any]:
     """Every polymorph of ``formula``, lowest energy first: ids, the table rows (space group,
     energy above the lowest in meV/atom, volume per atom, shortest distance), the ground
-    state's 2 x 2 x 2 supercell and the report's values (incl. its first XRD peak)."""
-    stage_database(work)
-    found = polymorphs(formula)
+    state's 2 x 2 x 2 supercell and the report's values (incl. its first XRD peak). The variant
+    holds all of them, at least one unanalysed, consecutive ones :data:`STEP_MARGIN` apart."""
+    v = stage(work, rng, formulas=[formula],
+              prepare=lambda v: _separate(v, formula, lead=STEP_MARGIN, step=STEP_MARGIN),
+              fits=lambda v: any(not v.analysed(e) for e in v.polymorphs(formula)))
+    found = v.polymorphs(formula)
     if len(found) < 2:
         raise ValueError(f"{formula}: fewer than two polymorphs in the database")
-    e0 = found[0]["_sag_formation_energy_per_atom"]
+    e0 = _energy(found[0])
     rows = []
     for e in found:
-        facts = structure_facts(e)
+        facts = _facts(v, e)
         rows.append({"id": e["id"], "space_group": facts["space_group_symbol"],
-                     "e_above_min": round(1000 * (e["_sag_formation_energy_per_atom"] - e0), 1),
+                     "e_above_min": round(1000 * (_energy(e) - e0), 1),
                      "volume_per_atom": facts["volume_per_atom"],
                      "min_distance": facts["nearest_neighbour"],
-                     "analysed": e["_sag_space_group_number"] is not None})
+                     "analysed": v.analysed(e)})
     ground = found[0]
-    gfacts = structure_facts(ground)
+    gfacts = _facts(v, ground)
     cell = db.structure_of(ground)
     cell.make_supercell([2, 2, 2])
     gap_next = rows[1]["e_above_min"]

@@ -81,11 +81,14 @@ def _route(name: str) -> str:
 
 
 def _view(task: Task | None, program: str) -> Any:
-    """``task`` as one program's adapter sees it: only the inputs routed to that program."""
+    """``task`` as one program's adapter sees it: only the inputs routed to that program (and
+    the spec's tags, which a program's adapter may read: Jmol's hides its unit-cell label for
+    tasks tagged so)."""
     if task is None:
         return None
     files = tuple(name for name in task.spec.open if _route(name) == program)
-    return SimpleNamespace(spec=SimpleNamespace(open=files, setup_script=""), seed=task.seed)
+    return SimpleNamespace(spec=SimpleNamespace(open=files, setup_script="",
+                                                tags=tuple(task.spec.tags)), seed=task.seed)
 
 
 def _terminal_argv(db: str) -> list[str]:

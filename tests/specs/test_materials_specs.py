@@ -1,6 +1,7 @@
-"""Offline checks of the materials code env: its structure database, its OPTIMADE server (filter
-language and responses), its getters (tolerant key-value matching, id lists, CIF files) and
-that the task specs' parameter lists still fit the database.
+"""Offline checks of the materials code env: its structure database (templates, the pristine
+view, the per-seed variants every task stages), its OPTIMADE server (filter language and
+responses), its getters (tolerant key-value matching, id lists, CIF files) and that the task
+specs' generators give every variant what its instruction names.
 
 No X display needed. The server is tested in-process (``respond``) and once as the sandbox
 runs it (``/usr/bin/python3`` over a real socket); the CIF getter needs bubblewrap (it reads
@@ -29,7 +30,7 @@ pytestmark = requires(tool="materials")
 
 load_tool_getters("materials")
 
-from sciagent_gym.envs.materials import data, db, getters  # noqa: E402
+from sciagent_gym.envs.materials import data, db, getters, variant  # noqa: E402
 from sciagent_gym.envs.materials.adapter import DB_RELPATH  # noqa: E402
 
 SPECS = load_tool_specs("materials")
@@ -42,20 +43,70 @@ BASE = "http://127.0.0.1:8000"
 
 # -- the database --------------------------------------------------------------------------------
 
+#: sha256 of database v1's file (``sag-structures-v1.json``): the pristine view is that database.
+V1_SHA256 = "8044ded9df7f6199531a2505f5d875e3726bc814e59b7883b7523f7b91db96f4"
+PATHS = {"work": "/w", "home": "/h", "tmp": "/t"}
+
+
+def _pristine_polymorphs(formula):
+    return [e for e in db.entries() if e["chemical_formula_descriptive"] == formula]
+
+
+def _staged(work):
+    """The entries staged into ``work`` (what the server serves), by id."""
+    return {e["id"]: e for e in json.loads((work / DB_RELPATH).read_text())["entries"]}
+
+
 def test_database_has_500_plus_well_formed_entries():
     entries = db.entries()
     assert len(entries) >= 500
     ids = [e["id"] for e in entries]
     assert len(set(ids)) == len(ids) and all(i.startswith("sag-") for i in ids)
-    for e in entries[::37]:
+    for e in [t["entry"] for t in db.templates()][::37]:
         assert e["elements"] == sorted(e["elements"]) and e["nelements"] == len(e["elements"])
         assert e["nsites"] == len(e["species_at_sites"]) == len(e["cartesian_site_positions"])
         assert len(e["lattice_vectors"]) == 3 and e["_sag_band_gap_synthetic"] is True
         assert e["_sag_band_gap"] >= 0 and e["_sag_formation_energy_per_atom"] < 0.5
+        assert e["_sag_space_group_number"] is not None  # templates are fully analysed
     assert sum(e["_sag_space_group_number"] is None for e in entries) > 50
     # several polymorphs per formula, so "lowest-energy polymorph" has an answer
-    assert len(data.polymorphs("ZnO")) == 6
+    assert len(_pristine_polymorphs("ZnO")) == 6
     assert db.FILE_NAME.endswith(f"v{db.DB_VERSION}.json")
+
+
+def test_pristine_view_is_database_v1():
+    """The core templates are database v1, byte for byte: ids, toy values, unanalysed flags."""
+    import hashlib
+
+    doc = {"version": "1", "provider": db.PROVIDER, "entries": db.entries()}
+    text = json.dumps(doc, separators=(",", ":"))
+    assert hashlib.sha256(text.encode()).hexdigest() == V1_SHA256
+
+
+def test_templates_hold_the_core_and_a_reserve():
+    tpls = db.templates()
+    keys = [t["key"] for t in tpls]
+    assert len(set(keys)) == len(keys) == len(db.recipes()) + len(db.reserve_recipes())
+    assert sum(t["pristine"] is not None for t in tpls) == len(db.entries())
+    compounds = variant.compounds()
+    assert sum(compounds.values()) < sum(not core for core in compounds.values())
+    for t in tpls[::53]:  # the toy models' stored values give the entry's values back
+        e = t["entry"]
+        assert abs(e["_sag_formation_energy_per_atom"] - t["energy_model"]) < 0.06
+        assert t["cations"] and t["anions"] and set(t["cations"] + t["anions"]) == set(
+            e["elements"])
+
+
+def test_ordered_solid_solutions_are_layered_rock_salt_and_zinc_blende():
+    by_key = {t["key"]: t for t in db.templates()}
+    e = by_key["rocksalt (ordered)|A=Co,B=Ni,X=O"]["entry"]
+    assert e["chemical_formula_descriptive"] == "CoNiO2" and e["nsites"] == 8
+    assert e["_sag_space_group_symbol"] == "P4/mmm"
+    a = (db._ax_params("rocksalt", "Co", "O")["a"] + db._ax_params("rocksalt", "Ni", "O")["a"])
+    assert e["lattice_vectors"][0][0] == pytest.approx(round(a / 2, 3), abs=1e-6)
+    e = by_key["zincblende (ordered)|A=Zn,X=S,Y=Se"]["entry"]
+    assert e["chemical_formula_descriptive"] == "Zn2SSe" and e["_sag_space_group_symbol"] == "P-4m2"
+    assert e["species_at_sites"].count("S") == e["species_at_sites"].count("Se") == 2
 
 
 def test_formulas_follow_optimade():
@@ -70,10 +121,68 @@ def test_build_is_deterministic_for_an_entry():
     recipe = db.recipes()[5]
     import numpy as np
 
-    a = db.build_entry(recipe, np.random.default_rng([db.SEED, 5]), True)
-    b = db.build_entry(recipe, np.random.default_rng([db.SEED, 5]), True)
+    a = db.build_template(recipe, np.random.default_rng([db.SEED, 5]))
+    b = db.build_template(recipe, np.random.default_rng([db.SEED, 5]))
     assert a == b
-    assert a["_sag_space_group_symbol"] is not None
+    assert a["entry"]["_sag_space_group_symbol"] is not None
+
+
+# -- per-seed variants ---------------------------------------------------------------------------
+
+def test_a_variant_is_its_seed_and_seeds_differ():
+    a, b, c = variant.build(4), variant.build(4), variant.build(5)
+    assert a.entries == b.entries and a.source == b.source
+    assert a.entries != c.entries
+    counts = {len(variant.build(s)) for s in range(12)}
+    assert len(counts) == 12 and min(counts) >= variant.MIN_ENTRIES
+    shares = [sum(not v.analysed(e) for e in v.entries) / len(v)
+              for v in (variant.build(s) for s in range(12))]
+    assert max(shares) - min(shares) > 0.2
+    # one structure under a different id in different variants, with other toy values
+    key = db.templates()[0]["key"]
+    where = [(i, v.entry(i)) for v in (variant.build(s) for s in range(12))
+             for i in v.entries_by_id if v.template(i)["key"] == key]
+    assert len({i for i, _ in where}) > 1
+    assert len({e["_sag_formation_energy_per_atom"] for _, e in where}) > 1
+    assert len({json.dumps(e["lattice_vectors"]) for _, e in where}) == 1
+
+
+def test_a_variant_keeps_what_a_task_names():
+    v = variant.build(7, formulas=["ZnO", "CsPbBr3"], pristine=["sag-9", "sag-237"])
+    assert len(v.polymorphs("ZnO")) == 6 and len(v.polymorphs("CsPbBr3")) == 2
+    for pid in ("sag-9", "sag-237"):
+        mine, pristine = v.entry(pid), db.by_id()[pid]
+        assert mine["chemical_formula_descriptive"] == pristine["chemical_formula_descriptive"]
+        assert mine["cartesian_site_positions"] == pristine["cartesian_site_positions"]
+    target = "sag-42"
+    placed = v.place(target, lambda e, t: not v.analysed(e))
+    assert placed["id"] == target and v.entry(target)["_sag_space_group_number"] is None
+    assert target in v.fixed
+    with pytest.raises(variant.NoFit):
+        v.place("sag-43", lambda e, t: False)
+
+
+def test_the_staged_file_is_the_variant_and_shows_nothing_private(tmp_path):
+    v = variant.build(3)
+    v.write(tmp_path / DB_RELPATH)
+    staged = json.loads((tmp_path / DB_RELPATH).read_text())
+    assert staged == v.document()
+    assert all(set(e) == set(db.entries()[0]) for e in staged["entries"])
+    assert [e["id"] for e in staged["entries"]] == [f"sag-{k}" for k in range(1, len(v) + 1)]
+
+
+def test_staging_a_variant_is_fast(tmp_path):
+    """A reset derives its database from the cached templates: no rebuild, a few hundredths of
+    a second (generous bound for a loaded machine)."""
+    import time
+
+    import numpy as np
+
+    data.stage(tmp_path, np.random.default_rng(0))  # templates loaded
+    t = time.perf_counter()
+    for seed in range(10):
+        data.stage(tmp_path, np.random.default_rng(seed))
+    assert (time.perf_counter() - t) / 10 < 0.5
 
 
 # -- the filter language -------------------------------------------------------------------------
@@ -139,8 +248,15 @@ def test_type_mismatch_is_an_error():
 # -- responses -----------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def database(tmp_path_factory):
-    return server.Database(str(db.db_path()))
+def pristine_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pristine") / "structures.json"
+    path.write_text(json.dumps(db.pristine_document(), separators=(",", ":")))
+    return path
+
+
+@pytest.fixture(scope="module")
+def database(pristine_file):
+    return server.Database(str(pristine_file))
 
 
 def _get(database, path, **params):
@@ -216,9 +332,9 @@ def _free_port() -> int:
 
 
 @requires("/usr/bin/python3")
-def test_server_runs_under_the_system_python():
+def test_server_runs_under_the_system_python(pristine_file):
     port = _free_port()
-    proc = subprocess.Popen(["/usr/bin/python3", "-S", str(SERVER_PATH), str(db.db_path()),
+    proc = subprocess.Popen(["/usr/bin/python3", "-S", str(SERVER_PATH), str(pristine_file),
                              "--port", str(port)], stderr=subprocess.PIPE)
     try:
         url = f"http://127.0.0.1:{port}/v1/structures?" + urllib.parse.urlencode(
@@ -231,7 +347,7 @@ def test_server_runs_under_the_system_python():
             except OSError:
                 assert time.monotonic() < deadline, "the server did not start"
                 time.sleep(0.1)
-        assert len(doc["data"]) == len(data.polymorphs("ZnO")) == 6
+        assert len(doc["data"]) == len(_pristine_polymorphs("ZnO")) == 6
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/structures?filter=x%3D",
                                    timeout=5)
@@ -250,7 +366,7 @@ def _task_filters() -> list[str]:
     for spec in SPECS.values():
         if spec.infeasible:
             continue
-        task = Task(spec, 0, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
+        task = Task(spec, 0, {}, PATHS)
         task.gold = {g.name: {} for g in spec.generate}
         for step in task.steps("oracle"):
             text = step.get("script", "") if isinstance(step, dict) else ""
@@ -421,41 +537,100 @@ def test_cif_structure_reads_what_pymatgen_writes_and_refuses_junk(tmp_path):
             getters.cif_structure(state, path)
 
 
-# -- the specs fit the database ------------------------------------------------------------------
+# -- the specs fit every variant ----------------------------------------------------------------
 
 def _choices(spec, name):
     return spec.params[name]["choice"]
 
 
+def _stage(spec_id, seed, work):
+    task = Task(SPECS[spec_id], seed, data.GENERATORS, {**PATHS, "work": str(work)})
+    task.stage(work)
+    return task
+
+
 def test_parameter_lists_fit_the_database():
-    by_id = db.by_id()
-    for entry in _choices(SPECS["materials/analyse-unanalysed-entry"], "entry"):
-        assert by_id[entry]["_sag_space_group_number"] is None
+    compounds = variant.compounds()
     for formula in _choices(SPECS["materials/polymorph-not-in-database"], "formula"):
-        assert not data.polymorphs(formula), formula
-    for formula in _choices(SPECS["materials/lowest-energy-polymorph"], "formula"):
-        found = data.polymorphs(formula)
-        assert len(found) >= 2 and (found[1]["_sag_formation_energy_per_atom"]
-                                    - found[0]["_sag_formation_energy_per_atom"]) >= 0.005
-    for entry in _choices(SPECS["materials/strained-space-group"], "entry"):
-        assert by_id[entry]["_sag_space_group_symbol"] in ("Fm-3m", "Pm-3m", "F-43m")
-    n = SPECS["materials/xrd-first-peak"].params["n"]["int"]
-    assert n[1] == len(db.entries())
+        assert formula not in compounds, formula
+    for name in ("lowest-energy-polymorph", "polymorph-energy-ladder",
+                 "polymorph-xrd-comparison", "polymorph-stability-report"):
+        for formula in _choices(SPECS[f"materials/{name}"], "formula"):
+            assert compounds.get(formula) is True and len(_pristine_polymorphs(formula)) >= 2
+    for name in ("xrd-first-peak", "nearest-neighbour-distance", "write-supercell-cif",
+                 "write-entry-cif", "analyse-unanalysed-entry", "strained-space-group"):
+        lo, hi = SPECS[f"materials/{name}"].params["n"]["int"]
+        assert lo == 1 and hi <= variant.MIN_ENTRIES  # every variant has the id
+    assert SPECS["materials/write-entry-cif"].params["n"]["int"][1] < variant.MIN_ENTRIES
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_named_entries_are_what_the_instruction_says(seed, tmp_path):
+    from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
+
+    task = _stage("materials/analyse-unanalysed-entry", seed, tmp_path)
+    entry = _staged(tmp_path)[f"sag-{task.params['n']}"]
+    assert entry["_sag_space_group_number"] is None and task.gold["f"]["analysed"] is False
+    loose = SpacegroupAnalyzer(db.structure_of(entry), symprec=0.5).get_space_group_number()
+    assert loose != task.gold["f"]["space_group_number"]  # the loose-tolerance negative fails
+    task = _stage("materials/strained-space-group", seed, tmp_path)
+    assert task.gold["t"]["original_symbol"] in ("Fm-3m", "Pm-3m", "F-43m")
+    for name in ("lowest-energy-polymorph", "polymorph-xrd-comparison"):
+        task = _stage(f"materials/{name}", seed, tmp_path)
+        found = sorted((e for e in _staged(tmp_path).values()
+                        if e["chemical_formula_descriptive"] == task.params["formula"]),
+                       key=lambda e: e["_sag_formation_energy_per_atom"])
+        assert len(found) == len(_pristine_polymorphs(task.params["formula"]))
+        es = [e["_sag_formation_energy_per_atom"] for e in found]
+        assert es[1] - es[0] >= data.LOWEST_MARGIN - 1e-9
+        assert es[-1] - es[-2] >= data.LOWEST_MARGIN - 1e-9
 
 
 def test_band_gap_windows_are_unambiguous(tmp_path):
-    for w in _choices(SPECS["materials/band-gap-window-ids"], "w"):
-        g = data.gap_window(tmp_path, None, w["element"], 2, w["lo"], w["hi"])
+    import numpy as np
+
+    for k, w in enumerate(_choices(SPECS["materials/band-gap-window-ids"], "w")):
+        g = data.gap_window(tmp_path, np.random.default_rng(k), w["element"], 2, w["lo"], w["hi"])
         assert 4 <= g["count"] == g["inclusive_count"]
-    assert (tmp_path / DB_RELPATH).is_file()
+        staged = _staged(tmp_path)
+        assert g["ids"] == sorted(i for i, e in staged.items() if w["element"] in e["elements"]
+                                  and e["nelements"] == 2
+                                  and w["lo"] < e["_sag_band_gap"] < w["hi"])
+
+
+@pytest.mark.parametrize("spec_id", ["materials/count-entries-with-elements",
+                                     "materials/count-unanalysed-entries",
+                                     "materials/widest-gap-ternary",
+                                     "materials/lowest-energy-polymorph"])
+def test_one_instruction_has_many_answers(spec_id, tmp_path):
+    """The database changes with the seed, so one instruction (the same parameters) has other
+    gold answers in other variants (issue 33: the data, not the instruction, decides)."""
+    spec = SPECS[spec_id]
+    by_text: dict[str, list] = {}
+    for seed in range(60):
+        task = Task(spec, seed, data.GENERATORS, PATHS)
+        by_text.setdefault(task.instruction, []).append(seed)
+    text, seeds = max(by_text.items(), key=lambda kv: len(kv[1]))
+    assert len(seeds) >= 2
+    golds = []
+    for seed in seeds[:6]:
+        task = _stage(spec_id, seed, tmp_path)
+        golds.append(json.dumps(task.gold, sort_keys=True))
+    assert len(set(golds)) == len(golds[:6])
 
 
 @requires("/usr/bin/python3")
 def test_gold_agrees_with_the_sandbox_pymatgen(tmp_path):
     """Gold comes from the host's pymatgen (2024+), agents use Debian's (2022.11): the
-    quantities the tasks ask for agree on a sample of entries (checked on all of them when the
-    database changes: symmetry, density, nearest neighbours and merged XRD peaks)."""
-    sample = [db.entries()[i]["id"] for i in range(0, len(db.entries()), 61)]
+    quantities the tasks ask for agree on a sample of entries of every kind of template (core,
+    reserve substitutions, ordered solid solutions; checked on all of them when the database
+    changes: symmetry, density, nearest neighbours and merged XRD peaks)."""
+    v = variant.build(0)
+    v.write(tmp_path / DB_RELPATH)
+    by_label: dict[str, list[str]] = {}
+    for i in sorted(v.entries_by_id, key=lambda i: int(i[4:])):
+        by_label.setdefault(v.structure_type(i), []).append(i)
+    sample = [i for ids in by_label.values() for i in ids[:3]]
     code = r"""
 import json, sys
 from pymatgen.core import Structure, Lattice
@@ -474,11 +649,11 @@ for i in sys.argv[2:]:
               "nn": min(n.nn_distance for site in s for n in s.get_neighbors(site, 6.0))}
 print(json.dumps(out))
 """
-    res = subprocess.run(["/usr/bin/python3", "-c", code, str(db.db_path()), *sample],
+    res = subprocess.run(["/usr/bin/python3", "-c", code, str(tmp_path / DB_RELPATH), *sample],
                          capture_output=True, text=True, timeout=600)
     theirs = json.loads(res.stdout.strip().splitlines()[-1])
     for entry_id in sample:
-        facts = data.structure_facts(db.by_id()[entry_id])
+        facts = data.structure_facts(v.entry(entry_id))
         assert theirs[entry_id]["first"] == pytest.approx(facts["peaks"][0], abs=0.005)
         assert theirs[entry_id]["sg"] == facts["space_group_symbol"]
         assert theirs[entry_id]["density"] == pytest.approx(facts["density"], abs=1e-4)
@@ -486,12 +661,17 @@ print(json.dumps(out))
 
 
 def test_generators_stage_the_database_and_no_gold_in_it(tmp_path):
+    import numpy as np
+
     spec = SPECS["materials/lowest-energy-polymorph"]
-    task = Task(spec, 3, data.GENERATORS, {"work": "/w", "home": "/h", "tmp": "/t"})
+    task = Task(spec, 3, data.GENERATORS, PATHS)
     task.stage(tmp_path)
     staged = json.loads((tmp_path / DB_RELPATH).read_text())
-    assert staged == db.load()
+    seed = int(np.random.default_rng([3, 104729]).integers(1 << 30))
+    v = variant.build(seed, formulas=[task.params["formula"]])
+    assert {e["id"] for e in staged["entries"]} == set(v.entries_by_id)
     assert task.gold["p"]["id"] in {e["id"] for e in staged["entries"]}
+    assert staged["entries"] != db.entries()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".optimade"]
 
 
@@ -514,13 +694,6 @@ def _merged(*tables):
     return list(out.values())
 
 
-def _staged(spec_id, seed, work):
-    task = Task(SPECS[spec_id], seed, data.GENERATORS, {"work": str(work), "home": "/h",
-                                                        "tmp": "/t"})
-    task.stage(work)
-    return task
-
-
 def _score(task, work):
     return evaluate(task.criteria(), FinalState(work_dir=work, agent_status="done")).to_dict()
 
@@ -535,21 +708,26 @@ def test_long_horizon_tasks_are_declared_as_such(spec_id, tmp_path):
         spec.negatives)
     counts = []
     for seed in range(len(spec.params[next(iter(spec.params))]["choice"])):
-        task = Task(spec, seed, {}, {"work": "/w", "home": "/h", "tmp": "/t"})
+        task = Task(spec, seed, {}, PATHS)
         counts.append(task.oracle_steps)
         assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
 
 
 def test_parameter_lists_of_the_long_tasks_fit_the_database(tmp_path):
-    for s in _choices(SPECS["materials/wide-gap-density-screen"], "s"):
-        g = data.wide_gap_screen(tmp_path, None, s["element"], s["gap"])
-        assert 5 <= g["count"] <= 14 and g["unanalysed"] >= 1, s
-        assert g["density_margin"] > 0.02, s
-        near = [e for e in db.entries() if s["element"] in e["elements"]
-                and e["nelements"] == 2 and abs(e["_sag_band_gap"] - s["gap"]) < 0.03]
-        assert not near, s  # no candidate on the edge of the filter
-    for formula in _choices(SPECS["materials/polymorph-stability-report"], "formula"):
-        g = data.polymorph_study(tmp_path, None, formula)
+    import numpy as np
+
+    for k, s in enumerate(_choices(SPECS["materials/wide-gap-density-screen"], "s")):
+        for seed in (k, k + 100):
+            g = data.wide_gap_screen(tmp_path, np.random.default_rng(seed), s["element"],
+                                     s["gap"])
+            assert 5 <= g["count"] <= 14 and g["unanalysed"] >= 1, s
+            assert g["density_margin"] > 0.02, s
+            near = [e for e in _staged(tmp_path).values() if s["element"] in e["elements"]
+                    and e["nelements"] == 2 and abs(e["_sag_band_gap"] - s["gap"]) < 0.03]
+            assert not near, s  # no candidate on the edge of the filter
+    for k, formula in enumerate(_choices(SPECS["materials/polymorph-stability-report"],
+                                         "formula")):
+        g = data.polymorph_study(tmp_path, np.random.default_rng(k), formula)
         assert g["count"] == 6 and g["unanalysed"] >= 1 and g["min_step"] >= 2, formula
 
 
@@ -561,7 +739,7 @@ def test_wide_gap_screen_scores_each_stage(seed, tmp_path):
     built from the database's own values (unanalysed entries left out) blocks the rest."""
     from pymatgen.io.cif import CifWriter
 
-    task = _staged("materials/wide-gap-density-screen", seed, tmp_path)
+    task = _stage("materials/wide-gap-density-screen", seed, tmp_path)
     try:
         g = task.gold["w"]
         assert _score(task, tmp_path)["score"] == 0
@@ -575,12 +753,13 @@ def test_wide_gap_screen_scores_each_stage(seed, tmp_path):
         assert res["score"] == pytest.approx(6 / 12) and res["stages_reached"] == 2
         (tmp_path / "report.json").write_text(json.dumps(g["report"]))
         assert _score(task, tmp_path)["score"] == pytest.approx(9 / 12)
-        best = db.structure_of(db.by_id()[g["densest_id"]])
+        staged = _staged(tmp_path)
+        best = db.structure_of(staged[g["densest_id"]])
         (tmp_path / "densest.cif").write_text(str(CifWriter(best)))
         assert _score(task, tmp_path)["score"] == 1.0
         _csv(tmp_path / "screen.csv", header, rows[::-1])  # least dense first
         assert _score(task, tmp_path)["score"] == pytest.approx(5 / 12)
-        analysed = {e["id"] for e in db.entries() if e["_sag_space_group_number"] is not None}
+        analysed = {i for i, e in staged.items() if e["_sag_space_group_number"] is not None}
         _csv(tmp_path / "screen.csv", header, [r for r in rows if r["id"] in analysed])
         assert _score(task, tmp_path)["score"] == pytest.approx(2 / 12)
     finally:
@@ -594,7 +773,7 @@ def test_polymorph_report_scores_each_stage(seed, tmp_path):
     the ground state's 2 x 2 x 2 supercell completes it, its primitive cell does not."""
     from pymatgen.io.cif import CifWriter
 
-    task = _staged("materials/polymorph-stability-report", seed, tmp_path)
+    task = _stage("materials/polymorph-stability-report", seed, tmp_path)
     try:
         g = task.gold["p"]
         assert _score(task, tmp_path)["score"] == 0
@@ -609,7 +788,7 @@ def test_polymorph_report_scores_each_stage(seed, tmp_path):
         assert res["score"] == pytest.approx(7 / 13) and res["stages_reached"] == 2
         (tmp_path / "report.json").write_text(json.dumps(g["report"]))
         assert _score(task, tmp_path)["score"] == pytest.approx(10 / 13)
-        ground = db.structure_of(db.by_id()[g["ground_id"]])
+        ground = db.structure_of(_staged(tmp_path)[g["ground_id"]])
         (tmp_path / "ground_state.cif").write_text(str(CifWriter(ground)))
         assert _score(task, tmp_path)["score"] == pytest.approx(11 / 13)  # space group only
         ground.make_supercell([2, 2, 2])

@@ -1,6 +1,7 @@
 """Offline checks of the materials workstation (Jmol + Fityk + Veusz + the OPTIMADE terminal):
-the specs are cross-tool diagnostics whose parameter lists still fit the structure database,
-the data generators' gold values, the cross-program getters on hand-made states and the
+the specs are cross-tool diagnostics whose parameter lists still fit the structure database
+(pristine entries they name, kept by every variant; ids the variant fills with an entry of a
+kind), the data generators' gold values, the cross-program getters on hand-made states and the
 adapter's composition of the three single-tool adapters. No X display needed.
 """
 
@@ -22,7 +23,8 @@ pytestmark = requires(tool="matsci")
 
 load_tool_getters("matsci")
 
-from sciagent_gym.envs.materials import data as mdata  # noqa: E402
+from sciagent_gym.envs.materials import db, variant  # noqa: E402
+from sciagent_gym.envs.materials.adapter import DB_RELPATH  # noqa: E402
 from sciagent_gym.envs.matsci import adapter as matsci  # noqa: E402
 from sciagent_gym.envs.matsci import data, getters  # noqa: E402
 
@@ -32,6 +34,20 @@ SPECS = load_tool_specs("matsci")
 def _values(spec, name):
     p = spec.params[name]
     return p["choice"] if isinstance(p, dict) and "choice" in p else [p]
+
+
+def _staged(work):
+    """The entries staged into ``work`` (what the server serves), by id."""
+    return {e["id"]: e for e in json.loads((work / DB_RELPATH).read_text())["entries"]}
+
+
+def _task(spec_id, seed, work):
+    from sciagent_gym.tasks.task import Task
+
+    sandbox = {"home": "/home/user", "tmp": "/tmp", "work": str(work)}
+    task = Task(SPECS[spec_id], seed, load_adapter("matsci").generators, sandbox)
+    task.stage(work)
+    return task
 
 
 # -- the specs ---------------------------------------------------------------------------------
@@ -68,10 +84,67 @@ def test_entry_parameters_fit_the_database():
             assert entry["_sag_structure_type"] in data.CUBIC_TYPES, (spec.id, e)
 
 
-def test_nearest_neighbour_pairs_are_cation_anion():
-    spec = SPECS["matsci/db-cif-nearest-neighbour"]
-    for e in _values(spec, "e"):
-        assert re.findall(r"[A-Z][a-z]?", e["formula"]) == [e["cation"], e["anion"]]
+@pytest.mark.parametrize("seed", range(6))
+def test_named_ids_hold_an_entry_of_their_kind(seed, tmp_path):
+    """db-cif-cell-volume, db-cif-nearest-neighbour and db-supercell-in-jmol name an id alone:
+    the variant puts a seeded entry of the task's kind there, and the gold is that entry's."""
+    from sciagent_gym.envs.materials.data import structure_facts
+
+    task = _task("matsci/db-cif-cell-volume", seed, tmp_path)
+    e = _staged(tmp_path)[f"sag-{task.params['n']}"]
+    g = task.gold["s"]
+    assert e["_sag_structure_type"] in data.CUBIC_TYPES and g["formula"] == e[
+        "chemical_formula_descriptive"]
+    assert g["volume"] == pytest.approx(db.structure_of(e).volume, abs=1e-3)
+    assert g["other"] in _staged(tmp_path) and g["other"] != e["id"]
+    task = _task("matsci/db-cif-nearest-neighbour", seed, tmp_path)
+    e = _staged(tmp_path)[f"sag-{task.params['n']}"]
+    g = task.gold["s"]
+    assert e["nelements"] == 2 and e["_sag_space_group_number"] is not None
+    assert sorted([g["cation"], g["anion"]]) == e["elements"]
+    assert re.findall(r"[A-Z][a-z]?", e["chemical_formula_descriptive"])[0] == g["cation"]
+    assert g["nn"] == pytest.approx(structure_facts(e)["nearest_neighbour"], abs=1e-4)
+    task = _task("matsci/db-supercell-in-jmol", seed, tmp_path)
+    e = _staged(tmp_path)[f"sag-{task.params['n']}"]
+    g = task.gold["s"]
+    assert e["_sag_structure_type"] in data.CUBIC_TYPES and g["nsites"] in (2, 5, 8, 12)
+    assert g["block_sites"] == e["nsites"] * task.params["v"]["cells"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_energy_volume_plot_has_an_unanalysed_polymorph(seed, tmp_path):
+    """Its negative plots the analysed entries only: that must not be all of them."""
+    task = _task("matsci/polymorph-energy-volume-plot", seed, tmp_path)
+    mine = [e for e in _staged(tmp_path).values()
+            if e["chemical_formula_descriptive"] == task.params["formula"]]
+    assert len(mine) == task.gold["ev"]["n"] >= 2
+    assert any(e["_sag_space_group_number"] is None for e in mine)
+
+
+def test_block_shapes_have_distinct_cell_counts():
+    shapes = _values(SPECS["matsci/db-supercell-in-jmol"], "v")
+    cells = [v["cells"] for v in shapes]
+    assert len(set(cells)) == len(cells) >= 30
+    for v in shapes:
+        assert v["lattice"] == " ".join(map(str, v["n"])) and v["cells"] == np.prod(v["n"])
+
+
+@pytest.mark.parametrize("spec_id", ["matsci/lattice-strain-vs-database",
+                                     "matsci/strained-film-report-workflow"])
+def test_lattice_strain_is_expansion_or_compression(spec_id, tmp_path):
+    got = [_task(spec_id, seed, tmp_path).gold["p"]["strain_pct"] for seed in range(12)]
+    assert any(p < 0 for p in got) and any(p > 0 for p in got)
+    assert all(0.4 <= abs(p) <= 2.0 for p in got)
+
+
+def test_pinned_entries_are_the_pristine_ones(tmp_path):
+    task = _task("matsci/fityk-peaks-to-veusz", 2, tmp_path)
+    e = task.params["e"]
+    staged = _staged(tmp_path)[e["id"]]
+    assert staged["chemical_formula_descriptive"] == e["formula"]
+    assert staged["cartesian_site_positions"] == db.by_id()[e["id"]]["cartesian_site_positions"]
+    assert task.gold["p"]["entry"]["lengths"] == sorted(
+        round(float(x), 5) for x in db.structure_of(staged).lattice.abc)
 
 
 def test_strain_task_names_the_strongest_reflection():
@@ -85,7 +158,7 @@ def test_strain_task_names_the_strongest_reflection():
 
 def test_absent_formulas_are_absent():
     for formula in _values(SPECS["matsci/absent-compound-to-jmol"], "formula"):
-        assert not mdata.polymorphs(formula)
+        assert formula not in variant.compounds()
 
 
 # -- generators ----------------------------------------------------------------------------------
@@ -199,6 +272,19 @@ def test_launcher_starts_the_three_programs_with_their_own_adapters_argv():
     assert json.loads(argv[6]) == {"fityk": [640, 0]}
 
 
+def test_launcher_gives_each_program_its_view_of_a_task(tmp_path):
+    """A real task (not None) goes through every program's own adapter: each sees its inputs
+    and the spec's tags (Jmol's adapter reads them)."""
+    adapter = load_adapter("matsci")
+    task = _task("matsci/fityk-peaks-to-veusz", 0, tmp_path)
+    programs = json.loads(adapter.launch_argv(_Host(), task)[5])
+    argv = {p["name"]: " ".join(p["argv"]) for p in programs}
+    assert "pattern.xy" in argv["fityk"] and "pattern.xy" not in argv["jmol"]
+    assert "showUnitCellInfo" not in argv["jmol"]
+    view = matsci._view(task, "jmol")
+    assert view.spec.open == () and view.spec.tags == tuple(task.spec.tags)
+
+
 def test_inputs_are_routed_by_type():
     assert [matsci._route(n) for n in ("a.cif", "b.vsz", "pattern.xy")] == \
         ["jmol", "veusz", "fityk"]
@@ -240,7 +326,6 @@ def _film_state(work, gold, entry_id, cation, anion, measured):
     """The workstation after the reference is open in Jmol (``measured``: as a 3x3x3 block with
     the shortest bond measured); Fityk and Veusz untouched."""
     from sciagent_gym.envs.jmol.adapter import summarise
-    from sciagent_gym.envs.materials import db
 
     s = db.structure_of(data.entry(entry_id))
     reps = range(3) if measured else range(1)
@@ -282,8 +367,6 @@ def test_film_report_stage_negatives_give_partial_credit(measured, expected, tmp
 
 def test_polymorph_survey_stops_after_the_survey_with_partial_credit(tmp_path):
     """stops-after-survey of matsci/polymorph-survey-workflow: the CSV right, nothing else."""
-    from sciagent_gym.envs.materials import db
-
     from sciagent_gym.evaluation import evaluate
     from sciagent_gym.tasks.task import Task
 
@@ -291,14 +374,17 @@ def test_polymorph_survey_stops_after_the_survey_with_partial_credit(tmp_path):
     assert "long-horizon" in spec.tags and spec.difficulty == "hard"
     for f in _values(spec, "f"):
         assert re.findall(r"[A-Z][a-z]?", f["formula"]) == [f["cation"], f["anion"]]
-        assert len(mdata.polymorphs(f["formula"])) >= 2
+        assert variant.compounds().get(f["formula"]) is True
+        assert sum(e["chemical_formula_descriptive"] == f["formula"] for e in db.entries()) >= 2
     sandbox = {"home": "/home/user", "tmp": "/tmp", "work": str(tmp_path)}
     task = Task(spec, 0, load_adapter("matsci").generators, sandbox)
     try:
         task.stage(tmp_path)
         assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
         rows = ["id,volume_per_atom,energy"]
-        for e in mdata.polymorphs(task.params["f"]["formula"]):
+        for e in sorted((x for x in _staged(tmp_path).values()
+                         if x["chemical_formula_descriptive"] == task.params["f"]["formula"]),
+                        key=lambda x: x["_sag_formation_energy_per_atom"]):
             s = db.structure_of(e)
             rows.append(f"{e['id']},{s.volume / len(s):.6f},"
                         f"{e['_sag_formation_energy_per_atom']:.6f}")

@@ -56,20 +56,6 @@ PRIOR_OPEN: dict[str, set[str]] = {
         'kalgebra/root-from-plot: the root',
         'kalgebra/wallis-product: the answered product',
     },
-    'materials': {
-        'materials/count-entries-with-elements: number of entries with both elements',
-        'materials/count-unanalysed-entries: number of unanalysed entries with the element',
-        'materials/widest-gap-ternary: the widest-gap ternary',
-    },
-    'matsci': {
-        'matsci/db-cif-cell-volume: cell volume answered (Å³, 0.2 %)',
-        'matsci/db-cif-nearest-neighbour: distance answered (Å)',
-        'matsci/db-supercell-in-jmol: atom count answered',
-        'matsci/lattice-strain-vs-database: lattice strain answered (%, within 0.03)',
-        "matsci/lowest-polymorph-in-jmol: the entry's id answered",
-        "matsci/polymorph-survey-workflow: the lowest entry's id answered",
-        'matsci/strained-film-report-workflow: lattice strain answered (%, within 0.03)',
-    },
     'praat': {
         'praat/first-formant-at-time: F1 at the requested time',
         'praat/mean-f0-segment: mean F0 of the segment',

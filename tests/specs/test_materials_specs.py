@@ -334,7 +334,7 @@ def _free_port() -> int:
 @requires("/usr/bin/python3")
 def test_server_runs_under_the_system_python(pristine_file):
     port = _free_port()
-    proc = subprocess.Popen(["/usr/bin/python3", "-S", str(SERVER_PATH), str(pristine_file),
+    proc = subprocess.Popen(["/usr/bin/python3", "-I", "-S", str(SERVER_PATH), str(pristine_file),
                              "--port", str(port)], stderr=subprocess.PIPE)
     try:
         url = f"http://127.0.0.1:{port}/v1/structures?" + urllib.parse.urlencode(

@@ -50,24 +50,23 @@ def update(text: str) -> str:
         stop = text.index(end, start)
         text = text[:start] + generated(argv) + text[stop:]
     if BENCH_ALL.is_file() and bench_all.README_MARKER in text:
-        start = text.index(bench_all.README_MARKER) + len(bench_all.README_MARKER)
-        stop = text.index("\n<!-- end generated -->", start)
-        section = bench_all.readme_section(json.loads(BENCH_ALL.read_text()),
-                                           bench_all.half_painted(BENCH_ALL.parent))
-        text = text[:start] + section + text[stop:]
+        text = _section(text, bench_all.README_MARKER, bench_all.readme_section(
+            json.loads(BENCH_ALL.read_text()), bench_all.half_painted(BENCH_ALL.parent)))
     if ATTACKS_ALL.is_file() and attack_table.README_MARKER in text:
-        start = text.index(attack_table.README_MARKER) + len(attack_table.README_MARKER)
-        # from the marker's own newline: an empty section ends right there
-        stop = text.index("\n<!-- end generated -->", start - 1)
-        section = attack_table.readme_section(json.loads(ATTACKS_ALL.read_text()),
-                                              attack_table.catalogue_of(CATALOGUE))
-        text = text[:start] + section + text[stop:]
+        text = _section(text, attack_table.README_MARKER, attack_table.readme_section(
+            json.loads(ATTACKS_ALL.read_text()), attack_table.catalogue_of(CATALOGUE)))
     if PRIOR_ALL.is_file() and prior.README_MARKER in text:
-        start = text.index(prior.README_MARKER) + len(prior.README_MARKER)
-        stop = text.index("\n<!-- end generated -->", start - 1)
-        text = text[:start] + prior.readme_section(json.loads(PRIOR_ALL.read_text())) \
-            + text[stop:]
+        text = _section(text, prior.README_MARKER,
+                        prior.readme_section(json.loads(PRIOR_ALL.read_text())))
     return text
+
+
+def _section(text: str, marker: str, section: str) -> str:
+    """``text`` with what lies between ``marker`` and the next end marker replaced."""
+    start = text.index(marker) + len(marker)
+    # from the marker's own newline: an empty section ends right there
+    stop = text.index("\n<!-- end generated -->", start - 1)
+    return text[:start] + section + text[stop:]
 
 
 if __name__ == "__main__":

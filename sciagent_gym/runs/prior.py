@@ -33,6 +33,7 @@ from typing import Any
 
 from sciagent_gym.evaluation import Criterion, FinalState, evaluate
 from sciagent_gym.evaluation.answer_checks import LETTERS, expected_index
+from sciagent_gym.providers.local.sandbox import INSIDE_HOME
 from sciagent_gym.tasks.spec import TaskSpec
 from sciagent_gym.tasks.task import STATUS_GATE, Task, variant_split
 from sciagent_gym.tools import load_adapter, load_tool_specs
@@ -42,7 +43,7 @@ LIMIT = 0.10
 #: Multiple choice: how far above chance (1 / options) the best letter may be.
 CHOICE_SLACK = 0.05
 #: Paths as the local provider shows them (instructions and params may name them).
-PATHS = {"home": "/home/user", "work": "/home/user/work", "tmp": "/tmp"}
+PATHS = {"home": INSIDE_HOME, "work": f"{INSIDE_HOME}/work", "tmp": "/tmp"}
 #: Getters that read the agent's ``answer(...)``; their criteria are what this audit covers.
 ANSWER_PREFIX = "answer_"
 #: Where scripts/update_readme.py puts :func:`readme_section` (up to the end marker).

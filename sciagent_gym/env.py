@@ -578,7 +578,7 @@ class SciGUIEnv(gym.Env):
         finally:
             shutil.rmtree(work.parent, ignore_errors=True)
             self._frozen.remove(work.parent)
-        return sum(c.weight for c in result.criteria if c.passed) / total
+        return sum(c.weight * c.earned for c in result.criteria) / total
 
     def _new_frozen_dir(self) -> Path:
         """A fresh path for a frozen work directory in a private (0700) host directory."""

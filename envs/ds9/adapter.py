@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -292,6 +292,10 @@ def build_state(raw: dict[str, str | None]) -> dict[str, Any]:
 
 
 class Adapter(ToolAdapter):
+    #: Tcl typed into DS9's Tcl console
+    console_language = ConsoleLanguage(
+        code=(r"\$|\[.*\]|;|^\s*(set|lassign|foreach|puts|proc)\b"),
+        windows=r"SAOImage")
     ready_timeout = 30.0
     # DS9 runs Tcl it is given (its ``tcl`` command; File > Source from the GUI): redefine the
     # procedure that answers ``get cmap``, so the dump reports a colour map DS9 does not show

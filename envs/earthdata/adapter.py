@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -44,6 +44,12 @@ SHELL_ENV = {
 
 
 class Adapter(ToolAdapter):
+    #: shell and Python typed into the terminal
+    console_language = ConsoleLanguage(
+        code=(r"^\s*(cat|python3|clear|ls|cd|head|tail|grep|echo|cp|mv)\b|<<|^EOF$"
+              r"|^\s*(import|from|def|for|with|print|return|if)\b"
+              r"|^\s*[A-Za-z_][\w.\[\]\'\"]*\s*[-+]?=|^\s*[A-Za-z_][\w.]*\("),
+        windows=r"terminal")
     program_zone = "agent"
     ready_timeout = 60.0
 

@@ -23,6 +23,7 @@ from sciagent_gym.envs.earthdata import (
     specs_stats,
 )
 from sciagent_gym.envs.earthdata.specs_common import OUT
+from sciagent_gym.tools import load_adapter, spec_interface
 
 BUILDERS = [specs_hydro.hydrology_spec, specs_hydro.empty_scope_spec,
             specs_hydro_more.signatures_spec, specs_hydro_more.stratified_spec,
@@ -41,6 +42,8 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for build in BUILDERS:
         spec = build()
+        spec["oracle_interface"] = spec_interface(
+            spec, load_adapter("earthdata", getters=False).console_language)
         path = OUT / f"{spec['id'].split('/', 1)[1]}.json"
         path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n")
         print(path)

@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sciagent_gym.tools import load_adapter, spec_interface
+
 from .common import POOL, query_id
 from .data import CHOICES
 from .figures_macro import LIMITS
@@ -193,11 +195,14 @@ def _criteria(f: dict[str, Any]) -> list[dict[str, Any]]:
         return [gate, {"name": "names the right lattice and no other", "weight": 0,
                        "gate": True, "getter": "answer_text",
                        "check": {"op": "regex", "pattern": "$gold.q.pattern"}},
-                {"name": "STS against the reference description (>= 0.7)", "weight": 1,
+                {"name": "STS against the reference description (graded from 0.5, full "
+                         "at 0.7)", "weight": 1,
                  "getter": "answer_text",
-                 "description": "CSMBench's STS: cosine of all-MiniLM-L6-v2 vectors",
+                 "description": "CSMBench's STS (cosine of all-MiniLM-L6-v2 vectors), scored "
+                                "continuously: (STS - 0.5) / 0.2 of the weight, all of it and "
+                                "success from 0.7 (a bare lattice name scores about 0.63)",
                  "check": {"op": "sts_at_least", "reference": "$gold.q.reference",
-                           "min": 0.7}}]
+                           "min": 0.7, "floor": 0.5}}]
     if f["kind"] == "mc":
         return [gate, {"name": "the right option", "weight": 1, "getter": "answer_text",
                        "description": "exactly one option, named by its letter or text",
@@ -271,6 +276,8 @@ def spec(slug: str, f: dict[str, Any]) -> dict[str, Any]:
                                                  "DONE"],
                                 "gives-up": [wait, "FAIL"]}
     out["queries"] = _queries(slug, f)
+    out["oracle_interface"] = spec_interface(
+        out, load_adapter("figureqa", getters=False).console_language)
     return out
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -47,6 +47,10 @@ class FitykScriptError(ToolScriptError):
 
 
 class Adapter(ToolAdapter):
+    #: Fityk's command language in its input line
+    console_language = ConsoleLanguage(
+        code=(r"^\s*(@[\d*+]|guess|fit|print|info|F\s*[+=]|delete|set|%|\$|A\s*=|plot|define)"),
+        windows=r"Fityk")
     ready_timeout = 30.0
 
     def __init__(self, info) -> None:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -98,6 +98,11 @@ def _env() -> dict[str, str]:
 
 
 class Adapter(ToolAdapter):
+    #: GRASS modules with their parameters in the command console (the import dialog,
+    #: r.in.gdal, brings data in: not the analysis)
+    console_language = ConsoleLanguage(
+        code=(r"^\s*[rvgdbitm]\.[\w.]+\s+\w+="),
+        windows=r"GRASS GIS|r\.in\.gdal")
     ready_timeout = 60.0
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:

@@ -20,7 +20,14 @@ import numpy as np
 from sciagent_gym import processes
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ReplyKey, ReplyTagError, ToolAdapter
+from sciagent_gym.tools import (
+    ChannelHost,
+    ConsoleLanguage,
+    ProgramHost,
+    ReplyKey,
+    ReplyTagError,
+    ToolAdapter,
+)
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -64,6 +71,10 @@ class MacroError(ToolScriptError):
 
 
 class Adapter(ToolAdapter):
+    #: ImageJ macro code (the Command Finder's search text is a menu command, not code)
+    console_language = ConsoleLanguage(
+        code=(r"run\(\"|;\s*$"),
+        windows=r"ImageJ|Results")
     channel_files = ("sciagent-macro-{n}.out",)
     ready_timeout = 40.0
     _main_at: tuple[int, int, int, int] | None = None  # the main window's geometry at launch

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
 from sciagent_gym.tools.adapter import SOCKET_CLIENT_PRELUDE
 
 if TYPE_CHECKING:
@@ -87,6 +87,11 @@ def _wrap(code: str, nonce: str) -> str:
 
 
 class Adapter(ToolAdapter):
+    #: Jmol script (a statement; a line of statements)
+    console_language = ConsoleLanguage(
+        code=(r";\s*\S|^\s*(load|select|var|for|measure|polyhedra|write|color|spacefill|unitcell|"
+              r"background|prompt|set|script|show|print|echo)\b"),
+        windows=r"\bJmol|cif")
     ready_timeout = 40.0
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:

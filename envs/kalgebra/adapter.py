@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -39,6 +39,10 @@ def main_window(windows: list[WindowInfo]) -> WindowInfo | None:
 
 
 class Adapter(ToolAdapter):
+    #: MathML-like expressions in KAlgebra's console (its main tab)
+    console_language = ConsoleLanguage(
+        code=(r":=|->|\(|\^|[-+*/]"),
+        windows=r"KAlgebra")
     ready_timeout = 45.0
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:

@@ -42,7 +42,7 @@ from sciagent_gym.envs.veusz.adapter import Adapter as VeuszAdapter
 from sciagent_gym import processes
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import SciAgentError, ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
 from sciagent_gym.tools.discovery import tool_info
 
 if TYPE_CHECKING:
@@ -103,6 +103,13 @@ def _terminal_argv(db: str) -> list[str]:
 
 
 class Adapter(ToolAdapter):
+    #: the terminal, Jmol script, Fityk's and Veusz's consoles
+    console_language = ConsoleLanguage(
+        code=(r"^\s*(cat|python3|clear|ls|cd|head|tail|grep|echo|cp|mv)\b|<<|^EOF$"
+              r"|^\s*(import|from|def|for|with|print|return|if)\b"
+              r"|^\s*[A-Za-z_][\w.\[\]\'\"]*\s*[-+]?=|^\s*[A-Za-z_][\w.]*\("
+              r"|;\s*\S|^\s*(load|select|var|guess|fit|print|@\d)\b|^\s*[A-Z][A-Za-z]+\("),
+        windows=r"\bJmol|terminal|Veusz|Fityk|cif")
     ready_timeout = 120.0
 
     def __init__(self, info) -> None:

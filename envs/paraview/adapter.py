@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -43,6 +43,10 @@ def main_window(windows: list[WindowInfo]) -> WindowInfo | None:
 
 
 class Adapter(ToolAdapter):
+    #: Python in ParaView's Python shell
+    console_language = ConsoleLanguage(
+        code=(r"\b[A-Z]\w+\(|^\s*(import|from|print)\b|=\s*\w+\("),
+        windows=r"ParaView")
     ready_timeout = 120.0
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:

@@ -5,6 +5,8 @@ from shared steps (File > Open, Save Data, the quick-launch sync). Run it after 
 import json
 from pathlib import Path
 
+from sciagent_gym.tools import load_adapter, spec_interface
+
 OUT = Path(__file__).resolve().parents[2] / "task_specs" / "paraview"
 MAIN = {"await_window": "^ParaView 5\\.11", "focused": True}
 APPLY = "pyautogui.click(50, 460)"
@@ -66,6 +68,8 @@ ANSWER_GATE = {"name": "an answer was given", "weight": 0, "gate": True,
 
 def write(spec):
     spec = {"id": f"paraview/{spec.pop('slug')}", "tool": "paraview", **spec}
+    spec["oracle_interface"] = spec_interface(
+        spec, load_adapter("paraview", getters=False).console_language)
     (OUT / (spec["id"].split("/")[1] + ".json")).write_text(json.dumps(spec, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -30,7 +30,7 @@ from sciagent_gym.envs.pymol.session import (
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task
@@ -92,6 +92,12 @@ def _geometry(window: WindowInfo) -> tuple[int, int, int, int]:
 
 
 class Adapter(ToolAdapter):
+    #: PyMOL commands typed at its command line
+    console_language = ConsoleLanguage(
+        code=(r"^\s*(create|align|super|cealign|bg_color|png|color|select|count_atoms|show|hide|"
+              r"distance|save|load|remove|set|fetch|zoom|orient|get_distance|iterate|print|as|"
+              r"extract|delete)\b"),
+        windows=r"PyMOL")
     channel_files = ("sciagent-pymol-{n}.json",)
     # typed at PyMOL's command line, a Python block: every atom count 4242 (so every
     # representation covers every atom) and a white background

@@ -34,6 +34,7 @@ from sciagent_gym.tools import (
     DROP_REQUEST_CLIENT,
     ChannelHost,
     ChannelKey,
+    ConsoleLanguage,
     ProgramHost,
     ReplyTagError,
     ToolAdapter,
@@ -85,6 +86,10 @@ def _geometry(window: WindowInfo) -> tuple[int, int, int, int]:
 
 
 class Adapter(ToolAdapter):
+    #: PyQGIS in QGIS's Python console (an expression typed into a dialog is not console code)
+    console_language = ConsoleLanguage(
+        code=(r"\b(iface|QgsProject|processing|QgsVectorLayer|QgsRasterLayer)\b|^\s*(import|from)\b"),
+        windows=r"QGIS")
     channel_files = ("sciagent-qgis/{n}.json",)
     # typed in QGIS's Python console: every vector layer reports 4242 features and the
     # project a CRS it does not have (the dump runs in this interpreter: issue 32, finding 4)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
 from sciagent_gym.tools.adapter import SOCKET_CLIENT_PRELUDE
 
 if TYPE_CHECKING:
@@ -94,6 +94,10 @@ def _wizard(windows: list[WindowInfo]) -> WindowInfo | None:
 
 
 class Adapter(ToolAdapter):
+    #: R code in the R console
+    console_language = ConsoleLanguage(
+        code=(r"<-|\b[\w.]+\(.*\)|\$"),
+        windows=r"RKWard")
     # typed at RKWard's R console: base's getwd() rebound (R lets a console unlock and replace
     # any binding; the dump runs in this session: issue 32, finding 4)
     console_rebind = ('unlockBinding("getwd", baseenv())\n'

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
 from sciagent_gym.tools.adapter import SOCKET_CLIENT_PRELUDE
 
 if TYPE_CHECKING:
@@ -82,6 +82,10 @@ class ScriptError(ToolScriptError):
 
 
 class Adapter(ToolAdapter):
+    #: Veusz's command API (ImportFileCSV(...), Add(...), Set(...)) in its console
+    console_language = ConsoleLanguage(
+        code=(r"^\s*[A-Z][A-Za-z]+\("),
+        windows=r"Veusz")
     # typed in Veusz's console (Python): the document always modified, and math.isfinite
     # false, so every number the dump reads becomes None (the dump runs in this interpreter
     # and imports math from it: issue 32, finding 4)

@@ -42,7 +42,8 @@ def cmd_list(args: argparse.Namespace) -> int:
                                 "param_combinations": count_variants(s),
                                 "seeded_data": bool(s.generate),
                                 "infeasible": s.infeasible,
-                                "oracle_steps": oracle_step_range(s)}
+                                "oracle_steps": oracle_step_range(s),
+                                "oracle_interface": s.oracle_interface}
                                for s in specs.values()]})
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -75,19 +76,29 @@ def _steps_text(steps: dict[str, int] | None) -> str:
     return f"{steps['min']}-{steps['max']}"
 
 
+def _menus_text(tasks: list[dict]) -> str:
+    """Feasible ``gui`` tasks whose GUI oracle works through menus and dialogs: "9/13"."""
+    gui = [t for t in tasks if t["modality"] == "gui" and not t["infeasible"]]
+    if not gui:
+        return "- (no gui tasks)"
+    return f"{sum(t.get('oracle_interface') == 'menus' for t in gui)}/{len(gui)}"
+
+
 def tasks_markdown(rows: list[dict]) -> str:
     """The README's task tables (``list --markdown --tasks``): a table per tool with each
-    task's difficulty, modality, step budget and its GUI oracle's step count (the reference for
-    Steps*)."""
+    task's difficulty, modality, step budget, its GUI oracle's step count (the reference for
+    Steps*) and how that oracle works the program (menus, console or mixed)."""
     out = []
     for row in rows:
         out += [f"**{row['env_id']}**", "",
-                "| task | difficulty | modality | max steps | GUI oracle steps | title |",
-                "|---|---|---|---|---|---|"]
+                "| task | difficulty | modality | max steps | GUI oracle steps | GUI oracle works "
+                "through | title |",
+                "|---|---|---|---|---|---|---|"]
         for t in sorted(row["tasks"], key=lambda t: t["id"]):
             steps = "FAIL is right" if t["infeasible"] else _steps_text(t["oracle_steps"])
+            how = "-" if t["infeasible"] else (t.get("oracle_interface") or "-")
             out.append(f"| `{t['id']}` | {t['difficulty']} | {t['modality']} | "
-                       f"{t['max_steps']} | {steps} | {t['title']} |")
+                       f"{t['max_steps']} | {steps} | {how} | {t['title']} |")
         out.append("")
     return "\n".join(out).strip()
 
@@ -97,7 +108,8 @@ def envs_markdown(rows: list[dict]) -> str:
     from sciagent_gym.deps import tool_packages
     from sciagent_gym.tools import tool_info
 
-    lines = ["| env | program (Debian packages) | domain | tasks |", "|---|---|---|---|"]
+    lines = ["| env | program (Debian packages) | domain | tasks | gui tasks proven through "
+             "menus |", "|---|---|---|---|---|"]
     for row in rows:
         info = tool_info(row["tool"])
         packages = tool_packages({"requires": [{"package": r.package} for r in info.requires],
@@ -110,5 +122,5 @@ def envs_markdown(rows: list[dict]) -> str:
             source += "; pip " + ", ".join(f"`{p}`" for p in pips)
         program = info.extra.get("program", info.display_name)
         lines.append(f"| `{row['env_id']}` | {program} ({source}) | {row['domain']} | "
-                     f"{len(row['tasks'])} |")
+                     f"{len(row['tasks'])} | {_menus_text(row['tasks'])} |")
     return "\n".join(lines)

@@ -10,13 +10,17 @@ index: 0- or 1-based would be a guess).
 
 ``sts_at_least`` passes when the cosine of the all-MiniLM-L6-v2 vectors of the answer and the
 reference reaches ``min`` (see :mod:`.sentence_model`); the detail carries the score so a report
-can average it.
+can average it. With ``floor`` it is scored continuously, as CSMBench scores open answers by their
+STS: the criterion earns ``(STS - floor) / (min - floor)`` of its weight, clipped to [0, 1], so
+an answer no closer than ``floor`` (a bare keyword, an unrelated sentence) earns nothing, and
+one that reaches ``min`` earns all of it and counts as a success.
 """
 
 from __future__ import annotations
 
 import re
 import string
+from builtins import min as min_  # ``min`` is a check parameter below
 from collections.abc import Mapping
 from typing import Any
 
@@ -131,23 +135,38 @@ def _v_sts(params: Mapping[str, Any]) -> None:
     num, _ = _to_number(low)
     if num is None or isinstance(low, str) or not -1.0 <= num <= 1.0:
         raise ParamError("min", f"must be a cosine in [-1, 1], got {fmt(low)}")
+    if "floor" in params:
+        floor, _ = _to_number(params["floor"])
+        if floor is None or isinstance(params["floor"], str) or not -1.0 <= floor < num:
+            raise ParamError("floor", f"must be a cosine below min ({fmt(low)}), got "
+                                      f"{fmt(params['floor'])}")
 
 
 @register_check("sts_at_least", _v_sts)
-def sts_at_least(value: Any, reference: str, min: float) -> tuple[bool, str]:  # noqa: A002
-    """CSMBench's STS of the answer against ``reference`` is at least ``min``.
+def sts_at_least(value: Any, reference: str, min: float,  # noqa: A002
+                 floor: float | None = None) -> tuple[bool, str] | tuple[bool, str, float]:
+    """CSMBench's STS of the answer against ``reference`` is at least ``min``; with ``floor``
+    a graded check, whose third value is the credit earned on the way from ``floor`` to
+    ``min`` (see the module docstring).
 
     The detail starts ``STS 0.8123``: reports read the score back from it."""
+    def out(ok: bool, detail: str, score: float | None = None):
+        if floor is None:
+            return ok, detail
+        earned = 0.0 if score is None else (score - float(floor)) / (float(min) - float(floor))
+        return ok, detail, max(0.0, min_(1.0, earned))
+
     got = _as_text(value)
     if got is None or not got.strip():
-        return False, f"STS n/a: got {fmt(value)}, not an answer text (min {fmt(min)})"
+        return out(False, f"STS n/a: got {fmt(value)}, not an answer text (min {fmt(min)})")
     if len(got) > _MAX_ANSWER:
-        return False, f"STS n/a: a {len(got)}-character answer is over {_MAX_ANSWER}"
+        return out(False, f"STS n/a: a {len(got)}-character answer is over {_MAX_ANSWER}")
     from sciagent_gym.evaluation.sentence_model import sts
 
     score = sts([got], [reference])[0]
     ok = score >= float(min)
-    return ok, f"STS {score:.4f} {'>=' if ok else '<'} {fmt(min)} against the reference"
+    return out(ok, f"STS {score:.4f} {'>=' if ok else '<'} {fmt(min)} against the reference",
+               score)
 
 
 def sts_of(detail: str) -> float | None:

@@ -1,4 +1,6 @@
-"""Comparison ops: ``fn(value, **params) -> (passed, detail)``.
+"""Comparison ops: ``fn(value, **params) -> (passed, detail)``, or ``(passed, detail, credit)``
+for a graded check, whose credit in [0, 1] is the share of the criterion's weight it earns
+(``sts_at_least`` with ``graded``); a pass/fail check earns all of it or nothing.
 
 Details are short and human ("got 23, expected 24 ± 1") because they end up in episode reports
 that task authors read to see why an agent lost points.

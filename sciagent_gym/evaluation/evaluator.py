@@ -212,6 +212,14 @@ class CriterionResult:
     detail: str
     value: Any = None
     stage: str = ""
+    #: A graded check's share of the weight earned, in [0, 1] (an STS scored continuously, as
+    #: CSMBench scores open answers); None for a pass/fail check, which earns all or nothing.
+    credit: float | None = None
+
+    @property
+    def earned(self) -> float:
+        """The share of the weight this criterion adds to the score."""
+        return self.credit if self.credit is not None else float(self.passed)
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -223,12 +231,15 @@ class CriterionResult:
         }
         if self.stage:
             out["stage"] = self.stage
+        if self.credit is not None:
+            out["credit"] = self.credit
         return out
 
 
 @dataclass
 class EvaluationResult:
-    """Score = passed weight / total weight; success = every criterion passed (and there is one).
+    """Score = earned weight / total weight (a pass/fail criterion earns its weight when it
+    passes, a graded one its credit's share); success = every criterion passed (and there is one).
 
     A staged evaluator also reports each stage and ``stages_reached``: how many stages passed
     before the first that did not.
@@ -314,10 +325,12 @@ def _run(c: Criterion, state: FinalState) -> CriterionResult:
         return fail(f"getter {c.getter!r} failed: {type(exc).__name__}: {exc}")
     shown = jsonable(value)
     try:
-        passed, detail = op(value, **c.check_params)
+        passed, detail, *graded = op(value, **c.check_params)
     except Exception as exc:  # likewise for checks
         return fail(f"check {c.check!r} failed: {type(exc).__name__}: {exc}", shown)
-    return CriterionResult(c.name, c.weight, bool(passed), _short(str(detail)), shown, c.stage)
+    credit = min(1.0, max(0.0, float(graded[0]))) if graded and graded[0] is not None else None
+    return CriterionResult(c.name, c.weight, bool(passed), _short(str(detail)), shown, c.stage,
+                           credit)
 
 
 def evaluate(
@@ -354,7 +367,7 @@ def evaluate(
     success = bool(results) and all(r.passed for r in results)
     total = math.fsum(r.weight for r in results)
     if total > 0:
-        score = math.fsum(r.weight for r in results if r.passed) / total
+        score = math.fsum(r.weight * r.earned for r in results) / total
     else:  # no criteria, or only zero-weight ones: all-or-nothing
         score = 1.0 if success else 0.0
     return EvaluationResult(score=min(1.0, max(0.0, score)), success=success, criteria=results,
@@ -365,6 +378,6 @@ def _stage_result(name: str, results: list[CriterionResult], blocked_by: str | N
                   ) -> StageResult:
     total = math.fsum(r.weight for r in results)
     passed = all(r.passed for r in results)
-    score = (math.fsum(r.weight for r in results if r.passed) / total if total > 0
+    score = (math.fsum(r.weight * r.earned for r in results) / total if total > 0
              else float(passed))
     return StageResult(name, passed, score, blocked_by)

@@ -30,6 +30,7 @@ import gymnasium as gym
 from sciagent_gym.evaluation import FinalState, evaluate
 from sciagent_gym.runs.audit_report import ORACLES, AuditReport, CaseResult, CrossResult
 from sciagent_gym.runs.cheats import generic_cheats, play_offline_scores, training_finding
+from sciagent_gym.runs.interfaces import derived_interface
 from sciagent_gym.tasks.steps import run_steps
 from sciagent_gym.tasks.task import Task
 from sciagent_gym.tools import tool_info
@@ -166,9 +167,14 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
             noop_score=noop_score)
         gui = case == "gui_oracle" or (case == "oracle" and spec.explicit_gui_oracle is None
                                        and spec.gui_oracle is not None)
+        interface = derived_interface(spec) if gui else None
+        if gui and interface != spec.oracle_interface:  # what "proven through the GUI" means
+            ok, error = False, (f"oracle_interface: the spec declares {spec.oracle_interface!r}, "
+                                f"its GUI oracle works through {interface!r}")
         report.cases.append(CaseResult(task_id, seed, case, score, success, ok, failed,
                                        time.monotonic() - t0, error, noop_correct,
-                                       base.modality, steps=taken, gui=gui, shared=shared))
+                                       base.modality, steps=taken, gui=gui, shared=shared,
+                                       interface=interface))
 
     try:
         plans = {}

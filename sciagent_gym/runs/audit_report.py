@@ -31,6 +31,7 @@ class CaseResult:
     steps: int = 0  # step() calls the case made
     gui: bool = False  # played through step() alone (a GUI oracle, or a GUI-only oracle)
     shared: bool = False  # scored on the oracle's program start (see _play_sharing)
+    interface: str | None = None  # a GUI case: how its oracle works (menus, console, mixed)
 
     @property
     def is_cheat(self) -> bool:
@@ -128,6 +129,11 @@ class AuditReport:
         lines.append(f"GUI oracles: {sum(c.ok for c in gui)}/{len(gui)} at 1.0 "
                      f"({len({c.task_id for c in gui})} of {len({c.task_id for c in self.cases})} "
                      "tasks have one)")
+        kinds = {c.task_id: c.interface for c in gui if c.interface}
+        if kinds:
+            lines.append("GUI oracles work through: " + ", ".join(
+                f"{kind} {list(kinds.values()).count(kind)}"
+                for kind in ("menus", "mixed", "console") if kind in kinds.values()))
         lines.append(f"success decisions: tp={c['tp']} fp={c['fp']} tn={c['tn']} fn={c['fn']}  "
                      f"precision={m['precision']:.3f} recall={m['recall']:.3f} "
                      f"F1={m['f1']:.3f}")

@@ -16,7 +16,9 @@ Metrics (MatToolBench's, per task, tool and domain):
 Results are broken down by task, tool, domain, modality (gui, gui+cli, code: what the agent
 could use, as MatToolBench separates GUI from CLI agents) and scope: tasks tagged ``cross-tool``
 carry an artifact from one program to another, and MatToolBench reports them apart, as
-cross-tool diagnostics, from its single-tool headline numbers (the ``scope single-tool`` row).
+cross-tool diagnostics, from its single-tool headline numbers (the ``scope single-tool`` row);
+and by how the task's GUI oracle works the program (``interface menus``, ``console``,
+``mixed``): tasks proven through menus and dialogs apart from those proven by console code.
 Several run directories (a policy or model each) are compared side by side, one column group
 per run, never pooled into one mean.
 """
@@ -92,7 +94,7 @@ def rescore(run_dir: str | Path) -> list[Rescored]:
 
 METRICS = ("episodes", "score", "sr", "steps", "steps_star", "steps_opt", "step_ratio", "ftr",
            "void", "crash", "stages")
-LEVELS = ("task", "tool", "domain", "modality", "scope")
+LEVELS = ("task", "tool", "domain", "modality", "scope", "interface")
 #: The tag that makes a task a cross-tool diagnostic (``scope cross-tool``).
 CROSS_TOOL_TAG = "cross-tool"
 
@@ -106,6 +108,18 @@ def scope_of(task_id: str, tools: dict | None = None) -> str:
     if spec is None:
         return "unknown"
     return "cross-tool" if CROSS_TOOL_TAG in spec.tags else "single-tool"
+
+
+def interface_of(task_id: str, tools: dict | None = None) -> str:
+    """How the task's GUI oracle works the program (menus, console, mixed), as its spec
+    declares; "none" for a task without a GUI oracle, "unknown" for one no longer known."""
+    tool = task_id.split("/", 1)[0]
+    if tool not in (tools if tools is not None else discover()):
+        return "unknown"
+    spec = load_tool_specs(tool).get(task_id)
+    if spec is None:
+        return "unknown"
+    return getattr(spec, "oracle_interface", None) or "none"
 
 
 def _end(row: dict[str, Any]) -> str:
@@ -194,6 +208,7 @@ def episode_metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
         groups["domain"][domain].append(r)
         groups["modality"][r.get("modality") or "unrecorded"].append(r)
         groups["scope"][scope_of(r["task_id"], tools)].append(r)
+        groups["interface"][interface_of(r["task_id"], tools)].append(r)
     out: dict[str, Any] = {level: {k: _metrics(v) for k, v in sorted(g.items())}
                            for level, g in groups.items()}
     out["overall"] = _metrics(results) if results else {}

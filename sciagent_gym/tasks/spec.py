@@ -41,6 +41,10 @@ Schema (fields marked * are required)::
                  When absent, an ``oracle`` that already is GUI-only serves as the GUI oracle.
                  Its step count per variant is the task's reference step count
                  (``Task.oracle_steps``: the denominator of the report's Steps*/oracle)
+    oracle_interface  menus | console | mixed: how the GUI oracle works the program, through
+                 menus and dialogs or by typing code into one of its consoles (derived from the
+                 GUI oracle's steps and held equal in the spec tests; see
+                 sciagent_gym.tasks.oracle_interface)
     cheats       {name: [step, ...]}: task-specific ways to a reward without the work (a
                  shell one-liner, a hand-written output file); agent actions only, each must
                  score 0 (the cheat audit plays them beside its generic cheats)
@@ -96,6 +100,7 @@ from typing import Any
 from sciagent_gym.errors import TaskSpecError
 from sciagent_gym.evaluation import Criterion, SpecError
 from sciagent_gym.evaluation.stages import flatten_evaluator
+from sciagent_gym.tasks.oracle_interface import INTERFACES
 from sciagent_gym.tasks.queries import check_queries
 from sciagent_gym.tasks.step_schema import _check_steps, _require, gui_only
 
@@ -107,7 +112,7 @@ CLI_MODALITIES = ("gui+cli", "code")
 _TOP_FIELDS = {"id", "tool", "title", "instruction", "difficulty", "tags", "max_steps",
                "modality", "cli_timeout", "params", "setup", "evaluator", "oracle", "negatives",
                "gui_oracle", "cheats", "infeasible", "notes", "hints", "toggles", "heldout",
-               "queries"}
+               "queries", "oracle_interface"}
 _SETUP_FIELDS = {"generate", "open", "protect", "script"}
 _TOGGLE_FIELDS = {"name", "initial", "target", "box", "credit"}
 
@@ -146,6 +151,7 @@ class TaskSpec:
     queries: tuple[dict[str, Any], ...] = ()
     source: str = "<dict>"
     explicit_gui_oracle: tuple[Any, ...] | None = None
+    oracle_interface: str | None = None
 
     @property
     def gui_oracle(self) -> list[Any] | None:
@@ -273,6 +279,9 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
                  "unless the modality is gui+cli")
         _require(gui_oracle[-1] in ("DONE", "FAIL"), source, "gui_oracle",
                  "must end with DONE or FAIL")
+    interface = data.get("oracle_interface")
+    _require(interface is None or interface in INTERFACES, source, "oracle_interface",
+             f"must be one of {', '.join(INTERFACES)}")
 
     return TaskSpec(
         id=data["id"], tool=data["tool"], title=data["title"], instruction=data["instruction"],
@@ -285,6 +294,7 @@ def parse_spec(data: Any, source: str = "<dict>") -> TaskSpec:
         hints=hints, setup_script=setup.get("script", ""),
         toggles=tuple(data.get("toggles", ())), source=source,
         explicit_gui_oracle=tuple(gui_oracle) if gui_oracle is not None else None,
+        oracle_interface=interface,
     )
 
 

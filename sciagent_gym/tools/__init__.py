@@ -8,6 +8,7 @@ subclasses; ``host`` types what an adapter may ask of the machine its program ru
 """
 
 from sciagent_gym.errors import ReplyTagError
+from sciagent_gym.tasks.oracle_interface import ConsoleLanguage, spec_interface
 from sciagent_gym.tools.adapter import DROP_REQUEST_CLIENT, ToolAdapter, load_adapter
 from sciagent_gym.tools.discovery import (
     Requirement,
@@ -24,9 +25,10 @@ from sciagent_gym.tools.discovery import (
 from sciagent_gym.tools.host import ChannelHost, ProgramHost
 from sciagent_gym.tools.reply_tag import ChannelKey, ReplyKey
 
-__all__ = ["DROP_REQUEST_CLIENT", "ChannelHost", "ChannelKey", "ProgramHost", "ReplyKey",
+__all__ = ["DROP_REQUEST_CLIENT", "ChannelHost", "ChannelKey", "ConsoleLanguage", "ProgramHost",
+           "ReplyKey",
            "ReplyTagError",
            "Requirement", "ToolAdapter",
            "ToolInfo", "add_tools_root", "discover", "envs_root", "load_adapter",
            "load_tool_getters", "load_tool_specs", "remove_tools_root", "task_specs_root",
-           "tool_info"]
+           "spec_interface", "tool_info"]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import SciAgentError
+from sciagent_gym.tasks.oracle_interface import ConsoleLanguage
 from sciagent_gym.tools.discovery import ToolInfo, load_tool_getters, tool_info
 from sciagent_gym.tools.host import ChannelHost, ProgramHost
 
@@ -83,6 +84,10 @@ class ToolAdapter:
     #: ``runs.attacks``'s console-rebind, which checks the dump reports the same state after
     #: it). None where the adapter declares none: the attack is then not played on the tool.
     console_rebind: str | None = None
+    #: The program's own console(s), as a GUI oracle's typed lines and awaited windows show
+    #: them: what tells a spec's ``oracle_interface`` (menus, console or mixed) from its GUI
+    #: oracle (see :mod:`sciagent_gym.tasks.oracle_interface`). None: the program has none.
+    console_language: ConsoleLanguage | None = None
 
     def __init__(self, info: ToolInfo) -> None:
         self.info = info

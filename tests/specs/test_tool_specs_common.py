@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from sciagent_gym.evaluation.stages import stage_order
+from sciagent_gym.runs.interfaces import MENUS_TARGET, interface_use, tool_interfaces
 from sciagent_gym.tasks.task import Task, some_variants, variant_split
 from sciagent_gym.tools import discover, load_adapter, load_tool_specs
 
@@ -189,6 +190,46 @@ def test_modality_is_declared_and_gui_oracles_use_no_shell_action(tool, spec_id)
                     assert not re.match(r"\s*(computer\.)?(run|launch)\(", action), action
                 elif isinstance(action, dict):
                     assert action.get("type") not in ("run", "launch"), action
+
+
+@pytest.mark.parametrize(("tool", "spec_id"), ALL)
+def test_the_declared_oracle_interface_is_what_the_gui_oracle_does(tool, spec_id):
+    """menus, console or mixed, as derived from the GUI oracle's typed lines and dialogs
+    (issue 33, item 4); a task without a GUI oracle declares none."""
+    spec = SPECS[tool][spec_id]
+    use = interface_use(spec)
+    if use is None:
+        assert spec.oracle_interface is None, "no GUI oracle: nothing to declare"
+        return
+    assert spec.oracle_interface == use.interface, (
+        f"declared {spec.oracle_interface!r}, the GUI oracle types {use.code_lines} lines of "
+        f"console code, runs {use.shell_commands} shell commands and works dialogs "
+        f"{list(use.dialogs)}")
+
+
+#: Tools below MENUS_TARGET: feasible gui tasks proven through menus today, of how many (issue
+#: 33, item 4: their consoles still carry the oracles). Strict both ways: a count may not drop,
+#: and a tool that improves updates its entry, or leaves the list once it reaches the target.
+MENUS_OPEN: dict[str, tuple[int, int]] = {
+    "fityk": (0, 13), "jmol": (0, 13), "kalgebra": (0, 12), "matsci": (0, 1), "pymol": (0, 13),
+    "rkward": (1, 12), "veusz": (0, 13),
+}
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_gui_tasks_are_proven_through_menus_and_dialogs(tool):
+    counts = tool_interfaces(tool, SPECS[tool].values())
+    if tool in NO_GUI_ORACLES_YET:
+        assert counts.without == counts.total, "a GUI oracle: take the tool off the list"
+        return
+    now = (counts.menus, counts.total)
+    if tool in MENUS_OPEN:
+        assert now == MENUS_OPEN[tool], f"update MENUS_OPEN[{tool!r}] to {now}" + (
+            " (the target is met: drop it)" if counts.share >= MENUS_TARGET else "")
+        return
+    assert counts.share >= MENUS_TARGET, (
+        f"{counts.menus}/{counts.total} feasible gui tasks proven through menus "
+        f"(mixed {counts.mixed}, console {counts.console}), below {MENUS_TARGET:.0%}")
 
 
 def _episode_key(spec, seed: int, tmp_path: Path) -> str:

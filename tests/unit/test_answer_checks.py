@@ -142,3 +142,42 @@ def test_choice_cheats_all_score_zero(tmp_path):
     right = FinalState(work_dir=work, agent_status="done", answer="(B)")
     from sciagent_gym.evaluation import evaluate
     assert evaluate(crits, right).score == 1.0
+
+
+@pytest.mark.parametrize(("sts", "credit", "success"), [
+    (0.93, 1.0, True), (0.7, 1.0, True), (0.6, 0.5, False), (0.5, 0.0, False), (0.12, 0.0, False),
+])
+def test_graded_sts_earns_its_share_of_the_way_from_floor_to_min(monkeypatch, tmp_path, sts,
+                                                                  credit, success):
+    """CSMBench scores open answers continuously: with ``floor`` the criterion earns
+    (STS - floor) / (min - floor) of its weight, all of it (and success) from ``min`` on."""
+    from sciagent_gym.evaluation import FinalState, evaluate, sentence_model
+
+    monkeypatch.setattr(sentence_model, "sts", lambda a, b: [sts] * len(a))
+    crit = {"name": "described", "weight": 2, "getter": "answer_text",
+            "check": {"op": "sts_at_least", "reference": "a square lattice", "min": 0.7,
+                      "floor": 0.5}}
+    other = {"name": "named", "weight": 2, "getter": "answer_given", "check": "is_true"}
+    ev = evaluate([crit, other], FinalState(work_dir=tmp_path, answer="a square lattice"))
+    assert ev.criteria[0].credit == pytest.approx(credit)
+    assert ev.criteria[0].passed is success and ev.success is success
+    assert ev.score == pytest.approx((2 * credit + 2) / 4)
+    assert ev.criteria[0].to_dict()["credit"] == pytest.approx(credit)
+    assert "credit" not in ev.criteria[1].to_dict()  # pass/fail checks earn all or nothing
+
+
+def test_graded_sts_earns_nothing_without_an_answer(tmp_path):
+    from sciagent_gym.evaluation import FinalState, evaluate
+
+    crit = {"name": "described", "weight": 1, "getter": "answer_text",
+            "check": {"op": "sts_at_least", "reference": "a square lattice", "min": 0.7,
+                      "floor": 0.5}}
+    ev = evaluate([crit], FinalState(work_dir=tmp_path, answer=""))
+    assert ev.score == 0.0 and ev.criteria[0].earned == 0.0
+
+
+@pytest.mark.parametrize("floor", [0.7, 0.9, "0.5", -2])
+def test_the_floor_must_be_a_cosine_below_min(floor):
+    with pytest.raises(SpecError) as err:
+        _crit({"op": "sts_at_least", "reference": "grains", "min": 0.7, "floor": floor})
+    assert err.value.field.endswith("check.floor")

@@ -53,8 +53,9 @@ def test_table_csv_and_plot(tmp_path):
     write_csv(m, tmp_path / "r.csv")
     rows = list(csv.reader((tmp_path / "r.csv").open()))
     # header, 2 tasks, 1 tool, 1 domain, 1 modality ("unrecorded": results without it),
-    # 1 scope ("unknown": the hand-made tasks are no real task), macro
-    assert rows[0][:3] == ["level", "name", "episodes"] and len(rows) == 1 + 2 + 1 + 1 + 1 + 1 + 1
+    # 1 scope and 1 interface ("unknown": the hand-made tasks are no real task), macro
+    assert rows[0][:3] == ["level", "name", "episodes"] and \
+        len(rows) == 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1
     plot(m, tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -139,8 +140,9 @@ def test_cross_tool_tasks_are_reported_apart_as_diagnostics(monkeypatch):
 
     from sciagent_gym.runs import reports
 
-    specs = {"imagej/a": types.SimpleNamespace(tags=["segmentation"]),
-             "imagej/handoff": types.SimpleNamespace(tags=["cross-tool", "xrd"])}
+    specs = {"imagej/a": types.SimpleNamespace(tags=["segmentation"], oracle_interface="menus"),
+             "imagej/handoff": types.SimpleNamespace(tags=["cross-tool", "xrd"],
+                                                     oracle_interface=None)}
     monkeypatch.setattr(reports, "load_tool_specs", lambda tool: specs)
     rows = [_r("imagej/a", 1.0, True, 4), _r("imagej/handoff", 0.0, False, 9),
             _r("nosuchtool/x", 0.5, False, 2)]
@@ -149,6 +151,9 @@ def test_cross_tool_tasks_are_reported_apart_as_diagnostics(monkeypatch):
     assert m["scope"]["cross-tool"]["score"] == 0.0 and m["scope"]["cross-tool"]["episodes"] == 1
     assert m["scope"]["unknown"]["episodes"] == 1
     assert "scope cross-tool" in format_table(m)
+    # and by the GUI oracle's interface
+    assert m["interface"]["menus"]["episodes"] == 1 and m["interface"]["none"]["episodes"] == 1
+    assert m["interface"]["unknown"]["episodes"] == 1 and "interface menus" in format_table(m)
 
 
 def _crit(name, stage, passed):

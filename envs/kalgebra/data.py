@@ -86,7 +86,8 @@ def series(work: Path, rng: np.random.Generator, kind: str, n: int,
     """A partial sum or product to ``n`` (and to ``n - 1``, the off-by-one a wrong bound gives).
 
     ``basel``: sum 1/(k^2 + c); ``alternating``: sum (-1)^(k+1)/(k + c); ``wallis``: product
-    4k^2/(4k^2 - 1) (tends to pi/2); ``geometric``: sum c^k from k = 0.
+    4k^2/(4k^2 - 1) (tends to pi/2); ``sine``: Euler's product k^2/(k^2 - c^2) (0 < c < 1,
+    tends to pi c / sin(pi c); c = 1/2 is Wallis's); ``geometric``: sum c^k from k = 0.
     """
     k = np.arange(1, int(n) + 1, dtype=float)
     if kind == "basel":
@@ -96,6 +97,10 @@ def series(work: Path, rng: np.random.Generator, kind: str, n: int,
     elif kind == "wallis":
         terms = 4 * k**2 / (4 * k**2 - 1)
         return {"value": float(np.prod(terms)), "short": float(np.prod(terms[:-1]))}
+    elif kind == "sine":
+        terms = k**2 / (k**2 - float(c) ** 2)
+        return {"value": float(np.prod(terms)), "short": float(np.prod(terms[:-1])),
+                "limit": float(math.pi * c / math.sin(math.pi * c))}
     elif kind == "geometric":
         terms = float(c) ** np.arange(0, int(n) + 1, dtype=float)
         return {"value": float(terms.sum()), "short": float(terms[:-1].sum())}
@@ -105,14 +110,18 @@ def series(work: Path, rng: np.random.Generator, kind: str, n: int,
 
 
 def depressed_cubic(work: Path, rng: np.random.Generator, p: float,
-                    q: float) -> dict[str, Any]:
-    """f(x) = x^3 + p x - q with p > 0: one real root (Cardano), and where it lies on the 2D
-    Graph's default view (the main window's coordinates of the curve's point there; ``px_far``
-    is 0.3 to its right, where a careless reading would land)."""
+                    q: float, h: float = 0.0, sign: int = 1) -> dict[str, Any]:
+    """f(x) = u^3 + p u - q with u = x - ``sign`` * ``h`` (the instruction's x - h, or x + h
+    for ``sign`` -1) and p > 0: one real root, the shift plus the
+    depressed cubic's (Cardano), and where it lies on the 2D Graph's default view (the main
+    window's coordinates of the curve's point there; ``px_far`` is 0.3 to its right, where a
+    careless reading would land). The spec's coefficients are those of the expanded cubic."""
     s = math.sqrt(q**2 / 4 + p**3 / 27)
     root = math.copysign(abs(q / 2 + s) ** (1 / 3), q / 2 + s) + \
-        math.copysign(abs(q / 2 - s) ** (1 / 3), q / 2 - s)
-    return {"root": root, "spec": {"kind": "poly", "coeffs": [1.0, 0.0, float(p), -float(q)]},
+        math.copysign(abs(q / 2 - s) ** (1 / 3), q / 2 - s) + float(sign) * float(h)
+    h = float(sign) * float(h)
+    coeffs = [1.0, -3.0 * h, 3.0 * h * h + float(p), -h**3 - float(p) * h - float(q)]
+    return {"root": root, "spec": {"kind": "poly", "coeffs": coeffs},
             **plot_point(root, 0.0), "px_far": plot_point(root + 0.3, 0.0)["px"]}
 
 

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sciagent_gym.tools import load_adapter, spec_interface
+
 OUT = Path(__file__).resolve().parents[2] / "task_specs" / "kalgebra"
 W = "^KAlgebra$"
 LOAD_DIALOG = "^Choose a script"
@@ -212,7 +214,7 @@ def partial_sum() -> dict:
         hints="sum(term : k=first..last) adds a term over an integer range, e.g. "
               "sum(1/k^2 : k=1..10); Calculator > Export Log... saves the console.",
         difficulty="easy", tags=["series", "sum", "console", "screen-reading"], max_steps=15,
-        params={"n": {"int": [20, 45]}, "c": {"int": [1, 6]}},
+        params={"n": {"int": [10, 120]}, "c": {"float": [0.5, 20.0], "round": 1}},
         setup={"generate": [{"fn": "series", "as": "s",
                              "args": {"kind": "basel", "n": "$n", "c": "$c"}}]},
         evaluator={"criteria": [
@@ -231,28 +233,31 @@ def partial_sum() -> dict:
 
 def wallis_product() -> dict:
     log = "wallis.html"
+    term = "k^2/(k^2-{z}^2)"
     return spec(
-        "wallis-product", title="Wallis product, logged",
-        instruction="The Wallis product, the product over k = 1 .. n of 4k^2/(4k^2 - 1), tends "
-                    "to pi/2. Compute it for n = {n} in KAlgebra's console, export the console "
-                    "log as {work}/" + log + " and give the product's value with the answer "
-                    "action.",
+        "wallis-product", title="Euler's sine product (Wallis's generalised), logged",
+        instruction="Euler's sine product, the product over k = 1 .. n of k^2/(k^2 - z^2), "
+                    "tends to pi z / sin(pi z) as n grows (z = 1/2 gives the Wallis product, "
+                    "whose limit is pi/2). Compute the partial product for z = {z} and n = {n} "
+                    "in KAlgebra's console, export the console log as {work}/" + log + " and "
+                    "give the product's value with the answer action.",
         hints="product(term : k=1..n) multiplies a term over an integer range; Calculator > "
               "Export Log... saves the console as HTML.",
         difficulty="medium", tags=["series", "product", "console", "export"], max_steps=20,
-        params={"n": {"int": [15, 40]}},
-        setup={"generate": [{"fn": "series", "as": "s", "args": {"kind": "wallis", "n": "$n"}}]},
+        params={"z": {"float": [0.15, 0.88], "round": 2}, "n": {"int": [10, 60]}},
+        setup={"generate": [{"fn": "series", "as": "s",
+                             "args": {"kind": "sine", "n": "$n", "c": "$z"}}]},
         evaluator={"criteria": [
             log_gate(log),
             log_value("the log holds the product to n", log, ["product("], "$gold.s.value",
-                      1e-9, 0.0, "a product(...) entry whose result is the Wallis product"),
+                      1e-9, 0.0, "a product(...) entry whose result is the partial product"),
             answer("the answered product", "$gold.s.value", 5e-5)]},
-        oracle=[*main(), *console("product(4*k^2/(4*k^2-1):k=1..{n})"), *export_log(log),
+        oracle=[*main(), *console(f"product({term}:k=1..{{n}})"), *export_log(log),
                 read_ans(), "DONE"],
         negatives={
-            "starts-at-two": [*main(), *console("product(4*k^2/(4*k^2-1):k=2..{n})"),
+            "starts-at-two": [*main(), *console(f"product({term}:k=2..{{n}})"),
                               *export_log(log), read_ans(), "DONE"],
-            "answer-without-log": [*main(), *console("product(4*k^2/(4*k^2-1):k=1..{n})"),
+            "answer-without-log": [*main(), *console(f"product({term}:k=1..{{n}})"),
                                    *save_script("wallis.kal"), read_ans(), "DONE"]})
 
 
@@ -293,7 +298,7 @@ def root_from_plot() -> dict:
 
     def hover_and_read(px: str) -> list[Any]:
         # the save dialog opens once KAlgebra has drawn the curve and traced the pointer
-        return [*main(), *plot("x^3+{p}*x-{q}"),
+        return [*main(), *plot("(x{side.op}{h})^3+{p}*(x{side.op}{h})-{q}"),
                 {"in_window": W, "do": [f"pyautogui.moveTo({px}, {{gold.f.py}})"]},
                 *save_plot(svg),
                 {"read": {"region": STATUS_BAR, "window": W,
@@ -303,7 +308,8 @@ def root_from_plot() -> dict:
 
     return spec(
         "root-from-plot", title="Read a root off the 2D graph",
-        instruction="Plot f(x) = x^3 + {p}*x - {q} in KAlgebra's 2D Graph tab (default view) and "
+        instruction="Plot f(x) = (x {side.op} {h})^3 + {p}*(x {side.op} {h}) - {q} in KAlgebra's "
+                    "2D Graph tab (default view) and "
                     "read its real root off the graph: the status bar shows the coordinates of "
                     "the point of the curve under the mouse pointer. Save the plot as {work}/" +
                     svg + ", give the root (to two decimals) with the answer action and leave "
@@ -312,9 +318,12 @@ def root_from_plot() -> dict:
               "where it crosses the x axis and read x=... in the status bar; 2D Graph > Save "
               "with a .svg name.",
         difficulty="medium", tags=["plot", "root", "screen-reading"], max_steps=20,
-        params={"p": {"float": [0.5, 3.0], "round": 1}, "q": {"float": [2.0, 12.0], "round": 1}},
+        params={"p": {"float": [0.5, 3.0], "round": 1}, "q": {"float": [2.0, 12.0], "round": 1},
+                "h": {"float": [0.5, 10.5], "round": 1},
+                "side": {"choice": [{"op": "-", "sign": 1}, {"op": "+", "sign": -1}]}},
         setup={"generate": [{"fn": "depressed_cubic", "as": "f",
-                             "args": {"p": "$p", "q": "$q"}}]},
+                             "args": {"p": "$p", "q": "$q", "h": "$h",
+                                      "sign": "$side.sign"}}]},
         evaluator={"criteria": [
             answer_given(),
             {"name": "the 2D graph's pointer readout is on screen", "weight": 0, "gate": True,
@@ -322,9 +331,10 @@ def root_from_plot() -> dict:
                             "shows Ready)",
              "getter": {"fn": "screen_text", "region": STATUS_BAR_SCREEN, "psm": 7, "scale": 3},
              "check": {"op": "regex", "pattern": "x=\\s*-?[0-9]"}},
-            plotted("the saved plot shows f", svg, "$gold.f.spec", "x^3 + p x - q"),
+            plotted("the saved plot shows f", svg, "$gold.f.spec", "(x -+ h)^3 + p (x -+ h) - q"),
             answer("the root", "$gold.f.root", 0.06, 0.0,
-                   "the real root of x^3 + p x - q (Cardano), within about one pixel")]},
+                   "the real root of u^3 + p u - q, u = x -+ h (Cardano), within about "
+                   "one pixel")]},
         oracle=hover_and_read("{gold.f.px}"),
         negatives={
             "hover-elsewhere": hover_and_read("{gold.f.px_far}"),
@@ -699,10 +709,19 @@ TASKS = [derivative_at_point, partial_sum, wallis_product, load_script_evaluate,
          function_study, oscillator_report]
 
 
+def build(make) -> dict:
+    """One task's spec as written: what ``make`` returns, with the interface its GUI oracle
+    works through (menus, console, mixed) declared."""
+    data = make()
+    data["oracle_interface"] = spec_interface(
+        data, load_adapter("kalgebra", getters=False).console_language)
+    return data
+
+
 def write_all() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for make in TASKS:
-        data = make()
+        data = build(make)
         path = OUT / (data["id"].split("/", 1)[1] + ".json")
         path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 

@@ -56,6 +56,43 @@ MOLECULES = {
 }
 
 
+#: Scaffolds of a seeded compound library: real drugs and substituted benzenes as SMILES with
+#: a ``{}`` after every bare aromatic CH, where :func:`derivative` may put a substituent.
+SCAFFOLDS = {
+    "acetanilide": "CC(=O)Nc1c{}c{}c{}c{}c1{}",
+    "paracetamol": "CC(=O)Nc1c{}c{}c(O)c{}c1{}",
+    "phenacetin": "CCOc1c{}c{}c(NC(C)=O)c{}c1{}",
+    "benzocaine": "CCOC(=O)c1c{}c{}c(N)c{}c1{}",
+    "benzamide": "NC(=O)c1c{}c{}c{}c{}c1{}",
+    "nicotinamide": "NC(=O)c1c{}c{}c{}nc1{}",
+    "phenylacetamide": "NC(=O)Cc1c{}c{}c{}c{}c1{}",
+    "methyl benzoate": "COC(=O)c1c{}c{}c{}c{}c1{}",
+    "acetophenone": "CC(=O)c1c{}c{}c{}c{}c1{}",
+    "benzoic acid": "OC(=O)c1c{}c{}c{}c{}c1{}",
+    "salicylic acid": "OC(=O)c1c{}c{}c{}c{}c1O",
+    "vanillin": "COc1c{}c(C=O)c{}c{}c1O",
+    "anisole": "COc1c{}c{}c{}c{}c1{}",
+    "phenol": "Oc1c{}c{}c{}c{}c1{}",
+    "toluene": "Cc1c{}c{}c{}c{}c1{}",
+    "2-phenylethanol": "OCCc1c{}c{}c{}c{}c1{}",
+}
+#: Ring substituents of C, H, N and O only (XDrawChem's elemental analysis lists C, H, O, N).
+SUBSTITUENTS_CHNO = ["C", "CC", "C(C)C", "OC", "OCC", "O", "N", "C(C)=O", "C(=O)OC", "NC(C)=O",
+                     "C=O", "CO", "C(=O)O", "N(C)C", "C#N", "N(C)C(C)=O", "NC", "C(N)=O",
+                     "OC(C)=O", "C(=O)N(C)C", "CC#N", "NC(N)=O"]
+#: ... and with the other elements XDrawChem weighs (measured: Cl, Br, S).
+SUBSTITUENTS = SUBSTITUENTS_CHNO + ["Cl", "Br", "SC"]
+#: The analog workflow's lead compounds: a methylated ring (toluene or 2-methylpyrimidine,
+#: atom 0 the methyl carbon, atom 3 a ring carbon ortho to the para group) ...
+LEAD_RINGS = ["Cc1ccc({})cc1", "Cc1ncc({})cn1"]
+#: ... and the group para to the methyl.
+LEAD_GROUPS = ["O", "OC", "OCC", "OCCC", "OCCCC", "OCCCCC", "N", "NC", "N(C)C", "NCCC",
+               "N(CC)CC", "NC(C)=O", "NC(=O)CC", "NC(=O)CCC", "C(C)=O", "C(=O)CCC", "C(=O)O",
+               "C(=O)OC", "C(=O)OCC", "C(=O)OCCC", "CC", "CCC", "CCCC", "CCCCC", "C=O", "C#N",
+               "CC#N", "C=C", "CC=C", "C(N)=O", "SC", "SCC", "SCCC", "OCCO", "NCCO", "OCCOC",
+               "OCC(=O)O", "CCCCCC", "OCCCCCC", "NC(=O)OC", "NC(=O)OCC", "NC(N)=O", "C(=O)CCCC",
+               "C(=O)OCCCC", "SCCCC", "OCCOCC", "OCC#N", "C#CC", "N(CC)CCC"]
+
 # -- Open Babel on the host -------------------------------------------------------------------
 
 def _obabel(args: list[str], stdin: str | None = None, timeout: float = 60.0) -> str:
@@ -163,10 +200,15 @@ def _gold(smiles: str, info: dict[str, Any]) -> dict[str, Any]:
 
 def molecule(work: Path, rng: np.random.Generator, name: str = "", path: str = "molecule.mol",
              smiles: str = "", center: list[float] | None = None, element: str = "",
-             **_: Any) -> dict[str, Any]:
-    """One molecule (a name of :data:`MOLECULES`, or a SMILES) as an MDL molfile drawn
-    around page point ``center``; ``element``: the one whose mass percent a task asks for
-    (``element_percent``, 0 when the molecule has none)."""
+             library: str = "", **_: Any) -> dict[str, Any]:
+    """One molecule (a name of :data:`MOLECULES`, a SMILES, or with ``library`` a seeded
+    :func:`derivative`: ``"all"``, or ``"chno"`` for C, H, N and O compounds holding both N
+    and O) as an MDL molfile drawn around page point ``center``; ``element``: the one whose
+    mass percent a task asks for (``element_percent``, 0 when the molecule has none)."""
+    if library:
+        chno = library == "chno"
+        name, smiles = derivative(rng, chno=chno, need="NO" if chno else "",
+                                  most=4 if chno else 3)
     smiles = smiles or MOLECULES[name]
     text, info = layout(smiles, rng, tuple(center or (375, 330)))
     (work / path).write_text(text)
@@ -175,30 +217,65 @@ def molecule(work: Path, rng: np.random.Generator, name: str = "", path: str = "
             "element_percent": gold["percent"].get(element, 0.0)}
 
 
+def derivative(rng: np.random.Generator, chno: bool = False, need: str = "",
+               most: int = 3) -> tuple[str, str]:
+    """A seeded member of the compound library: a scaffold of :data:`SCAFFOLDS` with 1 to
+    ``most`` of its ring hydrogens replaced by substituents (``chno``: of C, H, N, O only;
+    ``need``: elements the compound must hold). Returns (scaffold name, SMILES)."""
+    subs = SUBSTITUENTS_CHNO if chno else SUBSTITUENTS
+    names = sorted(SCAFFOLDS)
+    for _ in range(200):
+        name = names[int(rng.integers(len(names)))]
+        template = SCAFFOLDS[name]
+        slots = template.count("{}")
+        k = int(rng.integers(1, min(most, slots) + 1))
+        fill = [""] * slots
+        for i in rng.choice(slots, size=k, replace=False):
+            fill[int(i)] = f"({subs[int(rng.integers(len(subs)))]})"
+        smiles = template.format(*fill)
+        counts = composition(canonical(smiles)["formula"])
+        if all(el in counts for el in need):
+            return name, smiles
+    raise RuntimeError(f"no library compound holds {need!r}")
+
+
 def target(work: Path, rng: np.random.Generator, smiles: str, **_: Any) -> dict[str, Any]:
     """Gold of a molecule the agent must build (nothing is written)."""
     props = canonical(smiles)
     return {**props, "percent": mass_percent(props["formula"])}
 
 
-def edit(work: Path, rng: np.random.Generator, smiles: str, atom: int, relabel: str = "",
-         grow: str = "", grow_atom: int = -1, atom2: int = -1, relabel2: str = "",
-         path: str = "start.mol", center: list[float] | None = None,
-         **_: Any) -> dict[str, Any]:
+def edit(work: Path, rng: np.random.Generator, smiles: str = "", atom: int = 0,
+         relabel: str = "", grow: str = "", grow_atom: int = -1, atom2: int = -1,
+         relabel2: str = "", path: str = "start.mol", center: list[float] | None = None,
+         lead: str = "", **_: Any) -> dict[str, Any]:
     """A start molecule written as a molfile, and the product of editing it (atoms 0-based,
     SMILES order): ``relabel`` gives atom ``atom`` another element (``relabel2`` does so
     for ``atom2``), ``grow`` bonds a new atom of that element to ``grow_atom`` (``atom``
     when not given). The product's gold comes from the edited molfile; the atoms' screen
     positions and, for a new bond, the end point one bond length outward (away from the
-    grown atom's neighbours) place the oracle's clicks."""
-    text, info = layout(smiles, rng, tuple(center or (375, 330)))
-    (work / path).write_text(text)
-    scr = np.array(info["screen"], float)
+    grown atom's neighbours) place the oracle's clicks.
+
+    ``lead="para"``: the start molecule is seeded, a ring of :data:`LEAD_RINGS` with a group
+    of :data:`LEAD_GROUPS` para to its methyl (atom 0 the methyl carbon, atom 3 a ring carbon
+    ortho to the group), laid out so that the new bond's end stays clear of every atom."""
     base = grow_atom if grow_atom >= 0 else atom
-    nbrs = [b if a == base else a for a, b in info["bonds"] if base in (a, b)]
-    away = scr[base] - scr[nbrs].mean(axis=0) if nbrs else np.array([1.0, 0.0])
-    away = away / (np.linalg.norm(away) or 1.0)
-    end = scr[base] + BOND_PX * away
+    for _ in range(40):
+        if lead:
+            group = LEAD_GROUPS[int(rng.integers(len(LEAD_GROUPS)))]
+            smiles = LEAD_RINGS[int(rng.integers(len(LEAD_RINGS)))].format(group)
+        text, info = layout(smiles, rng, tuple(center or (375, 330)))
+        scr = np.array(info["screen"], float)
+        nbrs = [b if a == base else a for a, b in info["bonds"] if base in (a, b)]
+        away = scr[base] - scr[nbrs].mean(axis=0) if nbrs else np.array([1.0, 0.0])
+        away = away / (np.linalg.norm(away) or 1.0)
+        end = scr[base] + BOND_PX * away
+        clear = float(np.min(np.linalg.norm(np.delete(scr, base, axis=0) - end, axis=1)))
+        if not (lead and grow) or clear >= 0.8 * BOND_PX:
+            break
+    else:
+        raise RuntimeError("no lead compound leaves room for the new bond")
+    (work / path).write_text(text)
     lines = text.splitlines()
     n_atoms, n_bonds = int(lines[3][0:3]), int(lines[3][3:6])
     for index, element in ((atom, relabel), (atom2, relabel2)):
@@ -217,7 +294,7 @@ def edit(work: Path, rng: np.random.Generator, smiles: str, atom: int, relabel: 
     click = _bond_click(info)
     page = [np.array(p) for p in info["screen"]] + ([end] if grow else [])
     span = np.max(page, axis=0) - np.min(page, axis=0)
-    out = {"start_can": start["can"], "start_formula": start["formula"],
+    out = {"start_smiles": smiles, "start_can": start["can"], "start_formula": start["formula"],
            "start_mw": start["mw"], **prod, "percent": mass_percent(prod["formula"]),
            "atom_x": int(scr[atom][0]), "atom_y": int(scr[atom][1]),
            "grow_x": int(scr[base][0]), "grow_y": int(scr[base][1]),
@@ -228,6 +305,39 @@ def edit(work: Path, rng: np.random.Generator, smiles: str, atom: int, relabel: 
         out["atom2_x"], out["atom2_y"] = int(scr[atom2][0]), int(scr[atom2][1])
     return out
 
+
+#: Where the plain hexagon tool, clicked at (840, 446), puts the ring's vertices on screen
+#: (point-topped, 25.5 px to a vertex): 1 the top one (the substituent's), then clockwise.
+HEXAGON = {1: (840, 420), 2: (862, 433), 3: (862, 459), 4: (840, 472), 5: (818, 459),
+           6: (818, 433)}
+#: Saturated six-membered rings by their ring heteroatoms: (position 3..5 -> element)
+#: choices for each formula class (none, O, S, O+O, S+S, O+S), heteroatoms never next to the
+#: substituted carbon: cyclohexane, oxane/thiane (3- or 4-yl), 1,3-dioxane, -dithiane and
+#: -oxathiane (5-yl).
+RING_CLASSES: list[list[dict[int, str]]] = [
+    [{}], [{3: "O"}, {4: "O"}], [{3: "S"}, {4: "S"}], [{3: "O", 5: "O"}],
+    [{3: "S", 5: "S"}], [{3: "O", 5: "S"}]]
+
+
+def ring_reactant(work: Path, rng: np.random.Generator, old: str, new: str,
+                  path: str = "reactant.mol", center: list[float] | None = None,
+                  **_: Any) -> dict[str, Any]:
+    """The starting material of a one-step substitution on a seeded saturated six-membered
+    ring (a formula class of :data:`RING_CLASSES`, then one of its rings): ``old`` (SMILES of
+    the leaving group) on ring carbon 1, written as a molfile like :func:`molecule`. Adds the
+    product's SMILES (``new`` in its place) and ``ring_steps``: the GUI steps that relabel the
+    ring heteroatoms of a hexagon drawn with the hexagon tool at (840, 446) (the select tool
+    when there are none)."""
+    options = RING_CLASSES[int(rng.integers(len(RING_CLASSES)))]
+    hetero = options[int(rng.integers(len(options)))]
+    ring = "".join(hetero.get(k, "C") for k in range(2, 7))
+    smiles = f"{old}C1{ring}1"
+    out = molecule(work, rng, smiles=smiles, path=path, center=center)
+    steps = [f"pyautogui.click(26, 397)\npyautogui.click({HEXAGON[k][0]}, {HEXAGON[k][1]})\n"
+             f"pyautogui.write('{el}')\npyautogui.press('enter')"
+             for k, el in sorted(hetero.items())]
+    return {**out, "product_smiles": f"{new}C1{ring}1",
+            "ring_steps": "\n".join(steps) or "pyautogui.click(26, 108)"}
 
 def missing(work: Path, rng: np.random.Generator, decoy: str = "benzoic acid",
             path: str = "other.mol", **_: Any) -> dict[str, Any]:
@@ -247,7 +357,7 @@ def note(work: Path, rng: np.random.Generator, path: str = "note.txt", text: str
 
 
 GENERATORS = {"molecule": molecule, "target": target, "edit": edit, "missing": missing,
-              "note": note}
+              "note": note, "ring_reactant": ring_reactant}
 
 
 __all__ = ["GENERATORS", "MOLECULES", "canonical", "composition", "layout", "mass_percent",

@@ -106,7 +106,7 @@ def curve(spec: dict, lo: float = -XSPAN, hi: float = XSPAN, n: int = 800) -> np
 
 def test_spec_files_are_what_make_specs_writes():
     for make in make_specs.TASKS:
-        want = make()
+        want = make_specs.build(make)
         path = make_specs.OUT / (want["id"].split("/", 1)[1] + ".json")
         assert json.loads(path.read_text()) == want, f"run make_specs: {path.name} is stale"
     assert len(SPECS) == len(make_specs.TASKS)
@@ -156,8 +156,13 @@ def test_gold_matches_kalgebra(seed, tmp_path):
     assert float(got) == pytest.approx(gold["s"]["value"], abs=1e-10)
 
     _, _, p, gold = staged("kalgebra/wallis-product")
-    [got] = calgebra(f"product(4*k^2/(4*k^2-1):k=1..{p['n']})")
+    [got] = calgebra(f"product(k^2/(k^2-{p['z']}^2):k=1..{p['n']})")
     assert float(got) == pytest.approx(gold["s"]["value"], abs=1e-10)
+    wallis, sine = calgebra("product(4*k^2/(4*k^2-1):k=1..20)",
+                            "product(k^2/(k^2-0.5^2):k=1..20)")  # z = 1/2 is Wallis's
+    expected = data.series(None, None, "wallis", 20)["value"]
+    assert float(wallis) == pytest.approx(expected, abs=1e-10)
+    assert float(sine) == pytest.approx(expected, abs=1e-10)
 
     _, work, p, gold = staged("kalgebra/load-script-evaluate")
     lines = (work / "oscillator.kal").read_text().splitlines()
@@ -175,8 +180,10 @@ def test_gold_matches_kalgebra(seed, tmp_path):
     assert float(got) == pytest.approx(gold["m"]["value"], rel=1e-9)
 
     _, _, p, gold = staged("kalgebra/root-from-plot")
-    root = gold["f"]["root"]
-    assert root**3 + p["p"] * root - p["q"] == pytest.approx(0, abs=1e-9)
+    root, op = gold["f"]["root"], p["side"]["op"]
+    [got] = calgebra(f"(x->(x{op}{p['h']})^3+{p['p']}*(x{op}{p['h']})-{p['q']})({root!r})")
+    assert float(got) == pytest.approx(0, abs=1e-9)
+    assert np.polyval(gold["f"]["spec"]["coeffs"], root) == pytest.approx(0, abs=1e-9)
 
 
 @pytest.mark.skipif(CALGEBRA is None, reason="calgebra (Debian kalgebra) is not installed")
@@ -250,8 +257,8 @@ def test_plot_reader_refuses_non_plots():
 
 def test_wallis_log_and_answer(tmp_path):
     task, work = _stage("kalgebra/wallis-product", tmp_path)
-    n, value = task.params["n"], task.gold["s"]["value"]
-    expr = f"product(4*k^2/(4*k^2-1):k=1..{n})"
+    n, z, value = task.params["n"], task.params["z"], task.gold["s"]["value"]
+    expr = f"product(k^2/(k^2-{z}^2):k=1..{n})"
     (work / "wallis.html").write_text(log_html([(expr, f"{value:.12g}")]))
     assert _score(task, work, f"{value:.5f}").success
     assert _score(task, work, None).score == 0.5  # the log is right, the answer missing

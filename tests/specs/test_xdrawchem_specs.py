@@ -291,7 +291,7 @@ def _png(path: Path, width: int, height: int) -> None:
 def test_analog_workflow_scores_each_stage(tmp_path):
     task, work = _stage("xdrawchem/analog-workflow", tmp_path, seed=1)
     gold = task.gold["e"]
-    lead = task.params["s"]["smiles"]
+    lead = gold["start_smiles"]
     (work / "lead.cml").write_text(_cml(lead))
     after_archive = _score(task, work).score
     (work / "analog.xdc").write_text(_xdc(_xdc_molecule(gold["can"], 200, 0)))
@@ -309,7 +309,8 @@ def test_analog_workflow_scores_each_stage(tmp_path):
 
 def test_reaction_workflow_scores_each_stage(tmp_path):
     task, work = _stage("xdrawchem/reaction-workflow", tmp_path, seed=3)
-    r = task.params["r"]
+    r = {"reagent": task.params["r"]["reagent"], "reactant": task.gold["a"]["smiles"],
+         "product": task.gold["a"]["product_smiles"]}
     (work / "synthesis.xdc").write_text(_xdc(_xdc_molecule(r["reactant"], 100, 0),
                                           _arrow(250, 300)))
     after_arrow = _score(task, work).score
@@ -319,3 +320,39 @@ def test_reaction_workflow_scores_each_stage(tmp_path):
     _png(work / "synthesis.png", 475, 90)
     full = _score(task, work, answer=f"{task.gold['p']['mw']} g/mol")
     assert 0 < after_arrow < after_product < full.score <= 1
+
+
+def test_seeded_compounds_vary_under_one_instruction(tmp_path):
+    """The value tasks' compounds come from the seed, not from the instruction (issue 33): one
+    instruction text goes with different weights, and a reaction product drawn on a plain
+    cyclohexane ring when the seeded ring holds O or S is not the product."""
+    for task_id, key in (("xdrawchem/molecule-mass", "m"), ("xdrawchem/analog-workflow", "e"),
+                         ("xdrawchem/reaction-workflow", "p")):
+        groups: dict[str, set[float]] = {}
+        for seed in range(8):
+            task, work = _stage(task_id, tmp_path / f"{task_id.split('/')[1]}{seed}", seed)
+            text = task.instruction.replace(str(work), "{work}")
+            groups.setdefault(text, set()).add(task.gold[key]["mw"])
+        assert max(len(v) for v in groups.values()) >= 2, task_id
+    for seed in range(12):
+        task, work = _stage("xdrawchem/reaction-workflow", tmp_path / f"rw{seed}", seed)
+        gold = task.gold["a"]
+        if "C1CCCCC1" in gold["smiles"]:
+            continue
+        assert "pyautogui.write(" in gold["ring_steps"]
+        new = task.params["r"]["new"]
+        (work / "synthesis.xdc").write_text(_xdc(
+            _xdc_molecule(gold["smiles"], 100, 0), _arrow(250, 300),
+            _text(task.params["r"]["reagent"]), _xdc_molecule(f"{new}C1CCCCC1", 400, 1)))
+        product = [c for c in _score(task, work).criteria
+                   if c.name == "product right of the arrow"][0]
+        assert not product.passed
+        (work / "synthesis.xdc").write_text(_xdc(
+            _xdc_molecule(gold["smiles"], 100, 0), _arrow(250, 300),
+            _text(task.params["r"]["reagent"]), _xdc_molecule(gold["product_smiles"], 400, 1)))
+        product = [c for c in _score(task, work).criteria
+                   if c.name == "product right of the arrow"][0]
+        assert product.passed
+        break
+    else:
+        pytest.fail("no seed gave a ring with heteroatoms")

@@ -115,7 +115,8 @@ def head(work_dir: Path, rng: np.random.Generator, path: str = "head.nii",
          point: list[float] | None = None, study_name: str = "patient",
          rois: list[str] = (), zoom: float = 2.0, min_abs_z: float = 0.0,
          roi_shrink: float = 1.0, threshold: float | None = None,
-         radii: list[list[float]] | None = None, min_abs_x: float = 0.0) -> dict[str, Any]:
+         radii: list[list[float]] | None = None, min_abs_x: float = 0.0,
+         gain: list[float] | None = None) -> dict[str, Any]:
     """A head volume with lesions, written as NIfTI (``.nii``/``.nii.gz``, with nibabel) or as an
     AMIDE flat XIF study (``.xif``); gold sizes, positions and statistics.
 
@@ -131,7 +132,10 @@ def head(work_dir: Path, rng: np.random.Generator, path: str = "head.nii",
     "reference" (a 16 mm sphere of normal brain). Lesion 0 is the largest (without
     ``min_abs_z``). ``min_abs_z``
     keeps the first lesion placed that far (mm) off the z = 0 slice (use it with one lesion),
-    ``min_abs_x`` that far off the midline (at least 8 mm always).
+    ``min_abs_x`` that far off the midline (at least 8 mm always). ``gain`` [lo, hi] scales
+    the whole scan (tissues, lesions and noise) by one factor drawn log-uniformly from that
+    range, as a scanner's receiver gain does: MR intensities have no absolute unit, so each
+    scan's values are its own (gold ``gain``).
     """
     count = int(rng.integers(lesions[0], lesions[1] + 1)) if isinstance(lesions, (list, tuple)) \
         else int(lesions)
@@ -158,10 +162,18 @@ def head(work_dir: Path, rng: np.random.Generator, path: str = "head.nii",
         masks.append(mask)
     sigma = float(rng.uniform(*noise))
     data = data + rng.normal(0.0, sigma, SHAPE)
+    scale = 1.0
+    if gain is not None:
+        scale = float(np.exp(rng.uniform(np.log(gain[0]), np.log(gain[1]))))
+        data = data * scale
+        sigma *= scale
+        for o in placed:
+            o["level"] = float(np.round(o["level"] * scale))
     data = np.clip(np.round(data), -32768, 32767).astype(np.int16)
 
     gold: dict[str, Any] = {"count": count, "noise": sigma, "max": int(data.max()),
-                            "min": int(data.min())}
+                            "min": int(data.min()), "gain": scale,
+                            "scalp_level": round(SCALP * scale)}
     out = []
     for o, mask in zip(placed, masks, strict=True):
         a, b, c = o["axes"]
@@ -185,8 +197,8 @@ def head(work_dir: Path, rng: np.random.Generator, path: str = "head.nii",
     # the isocontour threshold: between the brain (+ 5 sigma of noise) and the faintest lesion
     faint = min(o["level"] for o in placed)
     if threshold is None:
-        threshold = float(np.round(CORTEX + 5 * sigma + threshold_fraction
-                                   * (faint - CORTEX - 10 * sigma)))
+        threshold = float(np.round(scale * CORTEX + 5 * sigma + threshold_fraction
+                                   * (faint - scale * CORTEX - 10 * sigma)))
     gold["threshold"] = threshold
     above = data >= threshold
     from scipy import ndimage

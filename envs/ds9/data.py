@@ -242,8 +242,9 @@ def _peak_near(img: np.ndarray, x: float, y: float, r: int = 2) -> tuple[float, 
 
 
 def field(work_dir: Path, rng: np.random.Generator, path: str = "field.fits",
-          target: dict | None = None, n_stars: int = 12, threshold: float | None = None,
-          galaxy: dict | None = None, rank: int = 1,
+          target: dict | None = None, n_stars: int | list[int] = 12,
+          threshold: float | None = None, n_above: list[int] | None = None,
+          galaxy: dict | None = None, rank: int = 1, gain: list[float] | None = None,
           keyword: str | None = None, reference: bool = False) -> dict[str, Any]:
     """A star field with a galaxy: Gaussian stars of known position and amplitude on a flat
     background with Gaussian noise, a TAN WCS and an observing header.
@@ -251,8 +252,13 @@ def field(work_dir: Path, rng: np.random.Generator, path: str = "field.fits",
     ``target`` ({"ra", "dec"}) puts a medium-bright star at that sky position; ``galaxy``
     ({"ra", "dec"}) puts the galaxy there (else it is placed at random). With ``threshold``
     (a pixel value), no star's peak pixel lies within 12% of it and ``n_above`` counts the
-    stars whose peak pixel exceeds it. With ``reference``, gold "image" is the pixel array
-    (FITS row order), which the task keeps host-side to judge exported pictures by content.
+    stars whose peak pixel exceeds it; ``n_above`` [lo, hi] with it draws how many stars lie
+    above the threshold (a whole number in that range) and ``n_stars`` [lo, hi] how many lie
+    below it, so that the count is the data's, spread over a wide range. ``gain`` [lo, hi]
+    scales every star's flux by one factor drawn log-uniformly from that range (exposures of
+    different length: the same field gives peaks of different size). With ``reference``,
+    gold "image" is the pixel array (FITS row order), which the task keeps host-side to
+    judge exported pictures by content.
     """
     wcs = field_wcs()
     ny, nx = SHAPE
@@ -283,6 +289,13 @@ def field(work_dir: Path, rng: np.random.Generator, path: str = "field.fits",
     v = (-(xx - gx) * s + (yy - gy) * c) / g_q
     img += g_amp * np.exp(-np.hypot(u, v) / g_scale)
 
+    if n_above is not None:
+        if threshold is None:
+            raise ValueError("n_above needs a threshold")
+        return _count_field(work_dir, rng, path, wcs, img, taken, spot, gx, gy, g_pa,
+                            float(threshold), n_above, n_stars)
+    if not isinstance(n_stars, int):
+        n_stars = int(rng.integers(n_stars[0], n_stars[1] + 1))
     stars = []
     if target:
         tx, ty = (float(v) for v in wcs.world2pix(target["ra"], target["dec"]))
@@ -310,6 +323,46 @@ def field(work_dir: Path, rng: np.random.Generator, path: str = "field.fits",
                  and BACKGROUND + s["amp"] >= threshold]
         for st in spare[:max(0, 2 - len(faint))]:
             st["amp"] = 0.5 * (threshold - BACKGROUND)  # at least two stars below it
+    if gain is not None:
+        factor = float(np.exp(rng.uniform(np.log(gain[0]), np.log(gain[1]))))
+        for st in stars:
+            st["amp"] *= factor
+    return _finish(work_dir, rng, path, wcs, img, stars, gx, gy, g_pa, threshold, rank,
+                   keyword, reference, target)
+
+
+def _count_field(work_dir: Path, rng: np.random.Generator, path: str, wcs: TanWCS,
+                 img: np.ndarray, taken: list, spot, gx: float, gy: float, g_pa: float,
+                 threshold: float, n_above: list[int], n_below: int | list[int]
+                 ) -> dict[str, Any]:
+    """The field of :func:`field` for counting: a drawn number of stars whose peak clears
+    ``threshold`` by at least 12 % (log-uniform up to six times it, the brightest at least
+    1.5 times the next) and a drawn number at least 12 % below it (down to 150 ADU above the
+    background)."""
+    above = int(rng.integers(n_above[0], n_above[1] + 1))
+    below = n_below if isinstance(n_below, int) else int(rng.integers(n_below[0],
+                                                                      n_below[1] + 1))
+    lo_up, hi_up = 1.12 * threshold - BACKGROUND, 6.0 * threshold
+    lo_dn, hi_dn = 150.0, 0.88 * threshold - BACKGROUND
+    amps = [float(np.exp(rng.uniform(np.log(lo_up), np.log(hi_up)))) for _ in range(above)]
+    amps += [float(np.exp(rng.uniform(np.log(lo_dn), np.log(hi_dn)))) for _ in range(below)]
+    stars = []
+    for amp in amps:
+        x, y = spot()
+        taken.append((x, y))
+        stars.append({"x": x, "y": y, "amp": amp, "target": False})
+    order = sorted(range(len(stars)), key=lambda k: -stars[k]["amp"])
+    stars[order[0]]["amp"] = max(stars[order[0]]["amp"], 1.5 * stars[order[1]]["amp"])
+    return _finish(work_dir, rng, path, wcs, img, stars, gx, gy, g_pa, threshold, 1, None,
+                   False, None)
+
+
+def _finish(work_dir: Path, rng: np.random.Generator, path: str, wcs: TanWCS, img: np.ndarray,
+            stars: list[dict], gx: float, gy: float, g_pa: float, threshold: float | None,
+            rank: int, keyword: str | None, reference: bool, target: dict | None
+            ) -> dict[str, Any]:
+    """Add the stars to ``img``, write the FITS file with its header and derive the gold."""
+    ny, nx = SHAPE
     for st in stars:
         img += _gauss(SHAPE, st["x"], st["y"], st["amp"], PSF_SIGMA)
 

@@ -184,7 +184,8 @@ def surface(work_dir: Path, rng: np.random.Generator, path: str = "sample.gwy",
             noise_nm: float = 0.1, title: str = "Height", region: list[int] | None = None,
             slope_nm_per_um: list[float] | None = None, scale: float = 1.0,
             grain_threshold: float | None = None, lattice_nm: list[float] | None = None,
-            lattice_height_nm: list[float] = (8.0, 15.0),
+            lattice_height_nm: list[float] = (8.0, 15.0), lattice_px: list[float] | None = None,
+            lattice_height_frac: list[float] | None = None,
             reference: list[str] = ()) -> dict[str, Any]:
     """One height channel ``title`` in ``path``; gold sizes and statistics.
 
@@ -206,14 +207,24 @@ def surface(work_dir: Path, rng: np.random.Generator, path: str = "sample.gwy",
     ``lattice_height_nm``) with that lattice constant, turned by a random angle and with 2 %
     positional disorder: gold ``lattice_nm`` (rounded to 0.1 nm), ``lattice_angle_deg`` and
     ``lattice_rows_nm`` (the row spacing a·√3/2), ``lattice_um`` and ``lattice_px`` (for
-    wrong answers).
+    wrong answers). With ``lattice_px`` [lo, hi], the lattice constant is drawn log-uniformly
+    from ``lattice_nm`` (spheres of any size in that range) and the pixel size follows it, so
+    that one period spans a drawn ``lattice_px`` pixels (``pixel_nm`` is then unused); with
+    ``lattice_height_frac`` [lo, hi] the domes' heights are that fraction of a (bigger spheres
+    stand taller) instead of ``lattice_height_nm``.
     ``grain_threshold`` (percent) adds ``grains``: the Grain Summary of the grains Mark by
     Threshold marks at that height threshold on the plane-levelled data (see
     :func:`grain_summary`), and ``grains_default`` (at Gwyddion's default 50 %) and
     ``grains_unlevelled`` (that threshold on the input as it is) for wrong workflows.
     """
     shape = (size, size)
-    pixel = _pixel(rng, pixel_nm) * NM
+    a_drawn = None
+    if lattice_nm is not None and lattice_px is not None:
+        a_drawn = float(np.round(np.exp(rng.uniform(np.log(lattice_nm[0]),
+                                                    np.log(lattice_nm[1]))), 1))
+        pixel = float(np.round(a_drawn / rng.uniform(*lattice_px), 2)) * NM
+    else:
+        pixel = _pixel(rng, pixel_nm) * NM
     gold: dict[str, Any] = {"pixel_nm": pixel / NM, "size": size,
                             "scan_um": round(size * pixel * 1e6, 4)}
     truth = np.zeros(shape)
@@ -231,9 +242,11 @@ def surface(work_dir: Path, rng: np.random.Generator, path: str = "sample.gwy",
         gold["step_nm"] = height / NM
         gold["step_col"] = col
     if lattice_nm is not None:
-        a_nm = float(np.round(rng.uniform(*lattice_nm), 1))
+        a_nm = a_drawn if a_drawn is not None else float(np.round(rng.uniform(*lattice_nm), 1))
+        heights = lattice_height_nm if lattice_height_frac is None else tuple(
+            f * a_nm for f in lattice_height_frac)
         dome, angle = _hex_monolayer(rng, shape, a_nm * NM / pixel, tuple(
-            h * NM / pixel for h in lattice_height_nm))
+            h * NM / pixel for h in heights))
         truth += dome * pixel
         gold.update({"lattice_nm": a_nm, "lattice_angle_deg": angle,
                      "lattice_rows_nm": a_nm * np.sqrt(3) / 2, "lattice_um": a_nm / 1000,

@@ -77,9 +77,23 @@ def _praat_run_in(home: Path, script: str, *args: Any) -> list[str]:
     return res.stdout.split()
 
 
-def _espeak(path: Path, text: str, pitch: int, speed: int) -> None:
-    subprocess.run(["espeak-ng", "-v", "en-us", "-p", str(pitch), "-s", str(speed),
+def _espeak(path: Path, text: str, pitch: int, speed: int, voice: str = "en-us") -> None:
+    subprocess.run(["espeak-ng", "-v", voice, "-p", str(pitch), "-s", str(speed),
                     "-w", str(path), text], check=True, capture_output=True, timeout=60)
+
+
+#: espeak-ng 1.51's mean F0 (Hz, Praat 75-300 Hz) over a sentence at pitch 0, 25, 50, 75
+#: (and 99): its male en-us voice and its female variant en-us+f2 (measured 2026-12-07).
+_ESPEAK_F0 = {"en-us": ((77.0, 84.0, 101.0, 130.0, 170.0), (0, 25, 50, 75, 99)),
+              "en-us+f2": ((128.0, 156.0, 195.0, 250.0), (0, 25, 50, 75))}
+
+
+def _voice_for(f0: float) -> tuple[str, int]:
+    """An espeak-ng voice and pitch setting whose speech has a mean F0 near ``f0`` Hz (the
+    male voice up to 135 Hz, the female one above)."""
+    voice = "en-us" if f0 < 135.0 else "en-us+f2"
+    hz, setting = _ESPEAK_F0[voice]
+    return voice, int(round(float(np.interp(f0, hz, setting))))
 
 
 _PITCH_GOLD = """form gold
@@ -115,8 +129,8 @@ def _level_gain(samples: np.ndarray, rng: np.random.Generator, avoid_db: float |
 
 def speech(work: Path, rng: np.random.Generator, path: str, pitch: int = 50,
            speed: int = 150, sentence: int | None = None, t1: float = 0.0, t2: float = 0.0,
-           floor: float = 75.0, ceiling: float = 600.0, avoid_db: float | None = None
-           ) -> dict[str, Any]:
+           floor: float = 75.0, ceiling: float = 600.0, avoid_db: float | None = None,
+           f0: list[float] | None = None) -> dict[str, Any]:
     """A spoken English sentence (espeak-ng, voice en-us, 22050 Hz) at ``pitch`` 0-99 and
     ``speed`` words a minute; the sentence is drawn with ``rng`` unless given, and so are its
     level (see :func:`_level_gain`) and 0.05-0.35 s of silence before and after it.
@@ -125,10 +139,17 @@ def speech(work: Path, rng: np.random.Generator, path: str, pitch: int = 50,
     pitch means with ``floor``-``ceiling``: mean_f0 over ``t1``-``t2`` (whole file when both
     are 0), mean_f0_all over the whole file, the same segment in semitones re 100 Hz and its
     median.
+
+    ``f0`` [lo, hi] (Hz) overrides ``pitch``: a speaker's mean F0 is drawn log-uniformly from
+    that range and spoken by espeak-ng's male voice (below 135 Hz) or its female one at the
+    pitch setting that gives about that F0; gold ``voice`` names the voice.
     """
+    voice = "en-us"
+    if f0 is not None:
+        voice, pitch = _voice_for(float(np.exp(rng.uniform(np.log(f0[0]), np.log(f0[1])))))
     text = SENTENCES[int(rng.integers(len(SENTENCES))) if sentence is None else sentence]
     target = work / path
-    _espeak(target, text, pitch, speed)
+    _espeak(target, text, pitch, speed, voice)
     spoken, rate, _ = read_wav(target)
     before, after = (np.zeros(int(rng.uniform(0.05, 0.35) * rate)) for _ in range(2))
     padded = np.concatenate([before, spoken, after])
@@ -138,7 +159,8 @@ def speech(work: Path, rng: np.random.Generator, path: str, pitch: int = 50,
         raise ValueError(f"segment end {t2} s is past the end of the speech ({duration:.2f} s)")
     f0, f0_all, f0_st, f0_median = (float(v) for v in
                                     praat_run(_PITCH_GOLD, target, t1, t2, floor, ceiling)[:4])
-    return {"duration": duration, "sampling_frequency": rate, "text": text,
+    return {"duration": duration, "sampling_frequency": rate, "text": text, "voice": voice,
+            "pitch": pitch,
             "intensity_db": intensity_db(samples), "mean_f0": f0, "mean_f0_all": f0_all,
             "mean_f0_semitones": f0_st, "median_f0": f0_median, "n_samples": len(samples),
             "array": samples[None, :].astype(np.float32)}
@@ -206,13 +228,21 @@ def glottal_pulses(f0: float, rate: int, n: int) -> np.ndarray:
     return idx[idx < n]
 
 
+#: F1 of the synthetic vowels (Hz), drawn uniformly: from a man's /i/ (about 250 Hz) to a
+#: child's /a/ (about 1100 Hz). With the tasks' 15 Hz tolerance one constant answer passed 4
+#: of 30 unseen episodes with 250-850 Hz and still 4 with this range (prior audit,
+#: 2026-12-07: chance, about 1 draw in 4 at this width); above ~1150 Hz Praat's Burg F1
+#: often lands 100-400 Hz below the synthesised one (F1 and F2 merge), so wider is no fix.
+F1_RANGE = (240.0, 1150.0)
+
+
 def _draw_formants(rng: np.random.Generator, first: str, second: str
                    ) -> dict[str, tuple[float, float, float]]:
     """F1, F2, F3 for the two vowels (see :func:`vowels`)."""
-    f1_first = float(rng.uniform(250, 850))
+    f1_first = float(rng.uniform(*F1_RANGE))
     f1_second = f1_first
     while abs(f1_second - f1_first) < 150:
-        f1_second = float(rng.uniform(250, 850))
+        f1_second = float(rng.uniform(*F1_RANGE))
     out = {}
     for vowel, f1 in ((first, f1_first), (second, f1_second)):
         f2, f3 = np.array(_VOWELS[vowel][1:]) * rng.uniform(0.95, 1.05, 2)
@@ -225,7 +255,7 @@ def vowels(work: Path, rng: np.random.Generator, path: str, first: str, second: 
     """Two synthetic vowels, 0.5 s each (a glottal pulse train at 110-130 Hz through three
     formant resonators), ``first`` then ``second``.
 
-    Each vowel's F1 is drawn from 250-850 Hz (the two at least 150 Hz apart), its F2 and F3
+    Each vowel's F1 is drawn from 240-1150 Hz (the two at least 150 Hz apart), its F2 and F3
     around the vowel's textbook values (within 5 %, F2 at least 350 Hz above F1), so that no
     constant answer is often right (with textbook formants one was right in 2 of 5 episodes).
 

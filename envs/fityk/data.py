@@ -20,6 +20,8 @@ integral above the baseline.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
 from pathlib import Path
 from typing import Any
@@ -60,27 +62,77 @@ def _isolated(peaks: list[crystals.Peak], peak: crystals.Peak, window: float) ->
                for p in peaks)
 
 
+def _cubic_equivalents(hkl: tuple[int, ...]) -> list[np.ndarray]:
+    """The distinct directions of a cubic {hkl} family (permutations and signs)."""
+    out = {tuple(s * v for s, v in zip(signs, perm, strict=True))
+           for perm in itertools.permutations(hkl)
+           for signs in itertools.product((1, -1), repeat=3)}
+    return [np.array(v, dtype=float) for v in sorted(out)]
+
+
+def march_dollase(hkl: tuple[int, ...], axis: tuple[int, ...], r: float) -> float:
+    """The March-Dollase preferred-orientation factor of a cubic {hkl} family for texture
+    ``axis`` and March parameter ``r`` (1: random powder; below 1: crystallites lying with
+    ``axis`` along the specimen normal, as in a pressed pellet or a film), averaged over the
+    family's directions."""
+    a = np.array(axis, dtype=float) / np.linalg.norm(axis)
+    total = 0.0
+    vs = _cubic_equivalents(hkl)
+    for v in vs:
+        cos2 = float(np.dot(v, a) / np.linalg.norm(v)) ** 2
+        total += (r * r * cos2 + (1 - cos2) / r) ** -1.5
+    return total / len(vs)
+
+
+def _textured(peaks: list[crystals.Peak], axis: tuple[int, ...], r: float
+              ) -> list[crystals.Peak]:
+    scaled = [(p, p.intensity * march_dollase(p.hkl, axis, r)) for p in peaks]
+    top = max(i for _, i in scaled)
+    return [dataclasses.replace(p, intensity=round(100 * i / top, 3)) for p, i in scaled]
+
+
+#: Preferred-orientation axes a pressed cubic powder or film commonly shows.
+TEXTURE_AXES = ((1, 0, 0), (1, 1, 0), (1, 1, 1))
+
+
 def xrd_pattern(work: Path, rng: np.random.Generator, path: str = "pattern.xy",
                 families: list[str] | None = None, window: float = 1.2,
                 two_theta: list[float] | None = None, strongest_hkl: str | None = None,
-                crop: list[float] | None = None) -> dict[str, Any]:
+                crop: list[float] | None = None, fwhm: list[float] | None = None,
+                step: float = 0.02, texture: list[float] | None = None) -> dict[str, Any]:
     """A powder pattern whose two strongest reflections each stand alone within ``window``
     degrees (the strongest indexed ``strongest_hkl`` when given, e.g. "(200)"); gold: the
     crystal, the profile, those two reflections and, with ``crop`` [lo, hi], the points and
-    summed counts inside that 2theta range."""
+    summed counts inside that 2theta range.
+
+    ``fwhm`` [lo, hi]: the profile's FWHM drawn log-uniformly in that range (degrees; the
+    sample's crystallite size), the isolation window widened to at least 1 + 4 FWHM. ``step``:
+    the scan step (degrees). ``texture`` [lo, hi]: preferred orientation along a random
+    cubic axis with a March-Dollase parameter drawn log-uniformly in that range (relative
+    intensities then differ from the powder file's; the second-strongest reflection then keeps
+    at least 10 % of the strongest)."""
     lo, hi = two_theta or (10.0, 90.0)
     choices = list(families or XRD_FAMILIES)
+    width = None
+    if fwhm is not None:
+        width = float(math.exp(rng.uniform(math.log(fwhm[0]), math.log(fwhm[1]))))
+        window = max(window, 1 + 4 * width)
     for _ in range(100):
         crystal = crystals.make_crystal(rng, str(rng.choice(choices)))
         peaks = [p for p in crystals.xrd_peaks(crystal, two_theta=(lo, hi))]
+        if texture is not None:
+            axis = TEXTURE_AXES[int(rng.integers(len(TEXTURE_AXES)))]
+            march = float(math.exp(rng.uniform(math.log(texture[0]), math.log(texture[1]))))
+            peaks = [p for p in _textured(peaks, axis, march) if p.intensity >= 1.0]
         ranked = sorted(peaks, key=lambda p: -p.intensity)
-        if len(ranked) >= 3 and ranked[1].intensity < 90 and all(
+        if len(ranked) >= 3 and ranked[1].intensity < 90 and (
+                texture is None or ranked[1].intensity >= 10) and all(
                 _isolated(peaks, p, window) for p in ranked[:2]) and (
                 strongest_hkl is None or _hkl(ranked[0].hkl) == strongest_hkl):
             break
     else:  # pragma: no cover - the families above always give one within a few draws
         raise RuntimeError("no crystal with isolated strong reflections")
-    pattern = crystals.powder_pattern(rng, peaks, two_theta=(lo, hi))
+    pattern = crystals.powder_pattern(rng, peaks, two_theta=(lo, hi), step=step, fwhm=width)
     header = (f"{crystal.formula} ({crystal.family}) powder pattern, Cu Kalpha "
               f"(lambda = {CU_KA} A)\ncolumns: 2theta (degrees), counts")
     (work / path).write_text(pattern.xy_text(header))
@@ -97,12 +149,14 @@ def xrd_pattern(work: Path, rng: np.random.Generator, path: str = "pattern.xy",
     strongest, second = describe(ranked[0]), describe(ranked[1])
     x = pattern.two_theta
     gold = {
-        **crystal.gold(), "wavelength": CU_KA, "step": 0.02, "points": int(len(x)),
+        **crystal.gold(), "wavelength": CU_KA, "step": step, "points": int(len(x)),
         "sum_y": float(pattern.counts.sum()),
         "fwhm": pattern.fwhm, "hwhm": pattern.fwhm / 2, "eta": pattern.eta,
         "strongest": strongest, "second": second, "n_peaks": len(peaks),
         "area_ratio_pct": 100 * second["area"] / strongest["area"],
     }
+    if texture is not None:
+        gold["texture"] = {"axis": "[" + "".join(map(str, axis)) + "]", "march_r": march}
     if crop is not None:
         inside = (x >= float(crop[0]) - 1e-9) & (x <= float(crop[1]) + 1e-9)
         outside_lo, outside_hi = x < float(crop[0]) - 1e-9, x > float(crop[1]) + 1e-9
@@ -136,7 +190,7 @@ SPECTRA: dict[str, dict[str, Any]] = {
         "profile": "Gaussian", "noise": "poisson"},
     "pl-doublet": {
         "axis": (450.0, 750.0, 0.5), "unit": "nm", "label": "wavelength (nm)",
-        "bands": [("green", (540, 575), (18, 32), (1.0, 1.0), 0.0),
+        "bands": [("green", (550, 570), (18, 32), (1.0, 1.0), 0.0),
                   ("red", (595, 630), (40, 60), (0.4, 0.8), 0.0)],
         "baseline": ((50, 150), (-0.1, 0.1)), "height": (800, 2000),
         "profile": "Gaussian", "noise": "poisson"},
@@ -147,12 +201,30 @@ def _band(x: np.ndarray, height: float, center: float, fwhm: float, eta: float) 
     return height * crystals.pseudo_voigt(x, center, fwhm, eta)
 
 
-def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spectrum.dat"
+def _log_uniform(rng: np.random.Generator, lo: float, hi: float) -> float:
+    return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+
+
+def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spectrum.dat",
+             axis: list[float] | None = None, fwhm: dict[str, list[float]] | None = None,
+             ratio: list[float] | None = None, shares: dict[str, list[float]] | None = None
              ) -> dict[str, Any]:
     """A spectrum of ``kind`` (:data:`SPECTRA`); gold: its bands by name and sorted by
-    centre, and the baseline."""
+    centre, and the baseline.
+
+    Per-sample overrides: ``axis`` [lo, hi] (the scan range); ``fwhm`` {band: [lo, hi]}: that
+    band's FWHM drawn log-uniformly (a band listed second in it is kept at least 1.25 times as
+    broad as the first); ``ratio`` [lo, hi]: the D/G area ratio of a Raman carbon spectrum
+    drawn log-uniformly, the D band's height set by it and its width growing with it (more
+    disorder, broader D band); ``shares`` {band: [lo, hi]}: those bands' shares of the total
+    area in percent drawn uniformly, the first band taking the rest, tallest band at the
+    drawn peak height (draws where the first band keeps under 5 %, or a share is within 5
+    points of the first band's or within 3 points of its ratio to it in percent, are drawn
+    again)."""
     spec = SPECTRA[kind]
     lo, hi, step = spec["axis"]
+    if axis is not None:
+        lo, hi = float(axis[0]), float(axis[1])
     x = np.round(np.arange(lo, hi + step / 2, step), 4)
     top = float(rng.uniform(*spec["height"]))
     b0, b1 = (float(rng.uniform(*r)) for r in spec["baseline"])
@@ -161,11 +233,45 @@ def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spect
     bands = []
     for name, c_range, w_range, h_range, eta in spec["bands"]:
         center = round(float(rng.uniform(*c_range)), 3)
-        fwhm = round(float(rng.uniform(*w_range)), 4)
+        if fwhm and name in fwhm:
+            width = round(_log_uniform(rng, *fwhm[name]), 4)
+        else:
+            width = round(float(rng.uniform(*w_range)), 4)
         height = top * float(rng.uniform(*h_range))
-        y = y + _band(x, height, center, fwhm, eta)
-        bands.append({"name": name, "center": center, "fwhm": fwhm, "hwhm": fwhm / 2,
-                      "height": height, "eta": eta, "area": pv_area(height, fwhm, eta)})
+        bands.append({"name": name, "center": center, "fwhm": width, "hwhm": width / 2,
+                      "height": height, "eta": eta})
+    named = {b["name"]: b for b in bands}
+    if fwhm and len(fwhm) > 1:
+        narrow, broad = (named[n] for n in list(fwhm)[:2])
+        if broad["fwhm"] < 1.25 * narrow["fwhm"]:
+            narrow["fwhm"] = round(broad["fwhm"] / 1.25, 4)
+            narrow["hwhm"] = narrow["fwhm"] / 2
+    if ratio is not None:
+        d_band, g_band = named["D"], named["G"]
+        r = _log_uniform(rng, *ratio)
+        d_band["fwhm"] = round((40 + 20 * math.sqrt(r)) * float(rng.uniform(0.85, 1.15)), 4)
+        d_band["hwhm"] = d_band["fwhm"] / 2
+        g_area = pv_area(g_band["height"], g_band["fwhm"], g_band["eta"])
+        d_band["height"] = r * g_area / pv_area(1.0, d_band["fwhm"], d_band["eta"])
+    if shares:
+        rest = next(b["name"] for b in bands if b["name"] not in shares)
+        for _ in range(200):
+            pct = {n: float(rng.uniform(*shares[n])) for n in shares}
+            pct[rest] = 100 - sum(pct.values())
+            # a share must not be mistakable for the rest band's share or for its ratio to it
+            # (a C-O share equal to the C-C share, or to C-O/C-C, would let a wrong reading pass)
+            if pct[rest] >= 5 and all(abs(pct[n] - pct[rest]) > 5
+                                      and pct[n] * (100 / pct[rest] - 1) > 3 for n in shares):
+                break
+        unit = {b["name"]: pct[b["name"]] / pv_area(1.0, b["fwhm"], b["eta"])
+                for b in bands if b["name"] in pct}
+        scale = top / max(unit.values())
+        for b in bands:
+            if b["name"] in unit:
+                b["height"] = scale * unit[b["name"]]
+    for b in bands:
+        b["area"] = pv_area(b["height"], b["fwhm"], b["eta"])
+        y = y + _band(x, b["height"], b["center"], b["fwhm"], b["eta"])
     y = np.clip(y, 1, None)
     counts = rng.poisson(y).astype(float)
     lines = [f"# {kind} spectrum, {spec['label']} vs counts"]
@@ -177,10 +283,10 @@ def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spect
     for b in bands:
         clean = clean + _band(x, b["height"], b["center"], b["fwhm"], b["eta"])
     named = {b["name"]: b for b in bands}
-    ratio = {}
+    ratios = {}
     if "D" in named and "G" in named:  # Raman carbon: the D/G intensity ratios
         d_band, g_band = named["D"], named["G"]
-        ratio = {"area_d_g": d_band["area"] / g_band["area"],
+        ratios = {"area_d_g": d_band["area"] / g_band["area"],
                  "height_d_g": d_band["height"] / g_band["height"],
                  "area_g_d": g_band["area"] / d_band["area"],
                  "area_dprime_g": named["D'"]["area"] / g_band["area"]}
@@ -191,7 +297,7 @@ def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spect
             "area_fractions": [b["area"] / total for b in ordered],
             "area_pcts": [100 * b["area"] / total for b in ordered],
             "baseline_offset": b0 - b1 * mid, "baseline_slope": b1, "points": int(len(x)),
-            "n_bands": len(bands), "lo": lo, "hi": hi, **ratio,
+            "n_bands": len(bands), "lo": lo, "hi": hi, **ratios,
             # the noiseless curve (x; baseline plus bands), kept host-side to judge an
             # exported model by content
             "curve": np.vstack([x, clean]).astype(np.float64)}

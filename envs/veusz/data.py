@@ -5,7 +5,8 @@
   strength is ``Sy`` by construction, up to the ultimate strength and a necking drop, with
   load-cell noise.
 - Ionic conductivity against temperature (:func:`arrhenius`): ``sigma = sigma0 exp(-Ea/kT)``
-  for known solid electrolytes, logged in degrees Celsius as furnaces report it.
+  for known solid electrolytes, each pellet with its own apparent Ea drawn from the range
+  reported for its composition, logged in degrees Celsius as furnaces report it.
 - Powder diffraction (:func:`xrd`): patterns of ``sciagent_gym.datagen.crystals`` structures
   (pymatgen peaks, pseudo-Voigt profiles, Poisson noise) and peak-width tables with
   uncertainties (:func:`peak_widths`).
@@ -38,13 +39,39 @@ ALLOYS: dict[str, tuple[float, float, float, float]] = {
     "AZ31B magnesium": (45.0, 200.0, 12.0, 12.0),
 }
 
-#: electrolyte -> (Ea in eV, sigma0 in S/cm, temperature range in degC)
-ELECTROLYTES: dict[str, tuple[float, float, tuple[int, int]]] = {
-    "8YSZ (8 mol% yttria-stabilised zirconia)": (1.05, 2.0e3, (400, 900)),
-    "GDC (Ce0.9Gd0.1O1.95)": (0.72, 6.0e2, (300, 750)),
-    "LSGM (La0.9Sr0.1Ga0.8Mg0.2O3)": (0.80, 2.5e3, (350, 800)),
-    "LLZO (Al-doped Li7La3Zr2O12)": (0.34, 1.5e1, (25, 300)),
-    "Na-beta''-alumina": (0.20, 3.0e0, (25, 350)),
+#: electrolyte -> (Ea range in eV, conductivity in S/cm at the middle of the temperature range,
+#: temperature range in degC). A pellet's apparent (total) activation energy depends on its
+#: grain-boundary share, dopant level, density and impurities, so reported values of one
+#: composition spread over the range given (bulk to grain-boundary dominated); each specimen
+#: draws its own, and its sigma0 follows from the conductivity at mid-range (Meyer-Neldel-like
+#: compensation keeps the conductivities realistic).
+ELECTROLYTES: dict[str, tuple[tuple[float, float], float, tuple[int, int]]] = {
+    "8YSZ (8 mol% yttria-stabilised zirconia)": ((0.85, 1.20), 8.0e-3, (400, 900)),
+    "GDC (Ce0.9Gd0.1O1.95)": ((0.55, 0.95), 1.5e-2, (300, 750)),
+    "LSGM (La0.9Sr0.1Ga0.8Mg0.2O3)": ((0.65, 1.05), 4.0e-2, (350, 800)),
+    "LLZO (Al-doped Li7La3Zr2O12)": ((0.28, 0.52), 2.0e-3, (25, 300)),
+    "Na-beta''-alumina": ((0.12, 0.35), 2.0e-2, (25, 350)),
+}
+
+
+#: Experimental alloys (development heats, the composition not stated), by base metal: ranges
+#: of E (GPa), 0.2 % yield strength (MPa), Ramberg-Osgood exponent and strain at UTS (%). One
+#: base metal's alloys span these moduli (beta-titanium 55-80 GPa against alpha-beta 110-120,
+#: Al-Li 75-82 against 68-72, Invar-type Fe-Ni near 150 against steels near 210, W heavy
+#: alloys 320-410 by tungsten content), so the modulus comes from the test, not a handbook.
+#: ``limit`` (% strain) stays below half of the lowest yield strain of the base's range.
+ALLOY_BASES: dict[str, dict[str, tuple[float, float]]] = {
+    "magnesium": {"E": (40.0, 47.0), "Sy": (150.0, 300.0), "n": (8, 16), "uts": (8, 15)},
+    "aluminium": {"E": (66.0, 82.0), "Sy": (200.0, 500.0), "n": (10, 30), "uts": (8, 14)},
+    "zirconium": {"E": (85.0, 100.0), "Sy": (300.0, 550.0), "n": (8, 16), "uts": (10, 18)},
+    "titanium": {"E": (55.0, 120.0), "Sy": (500.0, 1000.0), "n": (15, 30), "uts": (7, 12)},
+    "niobium": {"E": (80.0, 115.0), "Sy": (200.0, 450.0), "n": (6, 12), "uts": (12, 20)},
+    "copper": {"E": (100.0, 150.0), "Sy": (250.0, 600.0), "n": (8, 14), "uts": (8, 16)},
+    "iron (steel)": {"E": (150.0, 240.0), "Sy": (320.0, 900.0), "n": (8, 16), "uts": (8, 16)},
+    "nickel": {"E": (170.0, 230.0), "Sy": (300.0, 1100.0), "n": (6, 14), "uts": (15, 30)},
+    "cobalt": {"E": (200.0, 250.0), "Sy": (420.0, 900.0), "n": (6, 12), "uts": (12, 25)},
+    "molybdenum": {"E": (280.0, 330.0), "Sy": (450.0, 900.0), "n": (10, 20), "uts": (6, 12)},
+    "tungsten": {"E": (320.0, 410.0), "Sy": (550.0, 1000.0), "n": (10, 20), "uts": (5, 10)},
 }
 
 
@@ -80,6 +107,24 @@ def tensile_curve(rng: np.random.Generator, alloy: str) -> dict[str, Any]:
     e_gpa = round(_jitter(rng, e_gpa, 0.04), 2)
     sy = round(_jitter(rng, sy, 0.06), 1)
     n = _jitter(rng, n, 0.1)
+    return _ramberg_osgood_test(rng, alloy, e_gpa, sy, n, e_uts)
+
+
+def experimental_curve(rng: np.random.Generator, base: str, limit: float) -> dict[str, Any]:
+    """One test of an experimental ``base``-metal alloy (:data:`ALLOY_BASES`): E drawn
+    log-uniformly over the base's range, the yield strength uniformly but at least 2.2 times
+    the stress at ``limit`` % strain (the fit range stays linear-elastic)."""
+    b = ALLOY_BASES[base]
+    e_gpa = round(math.exp(float(rng.uniform(*np.log(b["E"])))), 2)
+    sy_lo = max(b["Sy"][0], 2.2 * e_gpa * 1000 * limit / 100)
+    sy = round(float(rng.uniform(sy_lo, max(sy_lo, b["Sy"][1]))), 1)
+    n = float(rng.uniform(*b["n"]))
+    e_uts = float(rng.uniform(*b["uts"]))
+    return _ramberg_osgood_test(rng, f"experimental {base} alloy", e_gpa, sy, n, e_uts)
+
+
+def _ramberg_osgood_test(rng: np.random.Generator, alloy: str, e_gpa: float, sy: float,
+                         n: float, e_uts: float) -> dict[str, Any]:
     e_mpa = e_gpa * 1000
     # the Ramberg-Osgood curve, strain as a function of stress, inverted on a dense grid
     s_grid = np.linspace(0, sy * 3, 200_001)
@@ -135,13 +180,19 @@ def _tensile_gold(curve: dict[str, Any], elastic_limit_pct: float) -> dict[str, 
 
 
 def tensile(work: Path, rng: np.random.Generator, alloy: str = "", path: str = "tensile.csv",
-            limit: float | None = None) -> dict[str, Any]:
+            limit: float | None = None, base: str = "") -> dict[str, Any]:
     """One tensile test as CSV (``strain`` in %, engineering ``stress`` in MPa). Gold: the
     Young's modulus E (GPa; ``E_slope`` in MPa per %) of a straight-line fit over strain <=
     ``limit`` % (default: a round strain where the stress is about half the yield strength),
-    the 0.2 % offset yield strength, the ultimate tensile strength, true-stress columns."""
-    alloy = alloy or str(rng.choice(sorted(ALLOYS)))
-    curve = tensile_curve(rng, alloy)
+    the 0.2 % offset yield strength, the ultimate tensile strength, true-stress columns.
+    ``base`` (with ``limit``): an experimental alloy of that base metal instead of ``alloy``."""
+    if base:
+        if limit is None:
+            raise ValueError("an experimental alloy's test needs the fit's strain limit")
+        curve = experimental_curve(rng, base, float(limit))
+    else:
+        alloy = alloy or str(rng.choice(sorted(ALLOYS)))
+        curve = tensile_curve(rng, alloy)
     if limit is None:
         limit = float(f"{0.5 * curve['Sy'] / (curve['E'] * 1000) * 100:.2g}")
     _write_csv(work / path, ["strain", "stress"], [curve["strain_text"], curve["stress_text"]],
@@ -175,9 +226,10 @@ def arrhenius(work: Path, rng: np.random.Generator, material: str = "",
     ln(sigma) against 1/T (K), and summaries of the derived columns 1000/T (1/K), ln(sigma),
     log10(sigma) and T in K."""
     material = material or str(rng.choice(sorted(ELECTROLYTES)))
-    ea, s0, (t_lo, t_hi) = ELECTROLYTES[material]
-    ea = round(_jitter(rng, ea, 0.05), 3)
-    s0 = _jitter(rng, s0, 0.3)
+    (ea_lo, ea_hi), s_mid, (t_lo, t_hi) = ELECTROLYTES[material]
+    ea = round(float(rng.uniform(ea_lo, ea_hi)), 3)
+    t_mid = (t_lo + t_hi) / 2 + 273.15
+    s0 = _jitter(rng, s_mid, 0.3) * math.exp(ea / (K_B * t_mid))
     t_c = np.arange(t_lo, t_hi + 1, step, dtype=float)
     t_k = t_c + 273.15
     sigma = s0 * np.exp(-ea / (K_B * t_k)) * np.exp(rng.normal(0, 0.02, len(t_k)))

@@ -44,7 +44,9 @@ def test_gui_commands_reach_the_state_and_scripts_follow_them(fityk_env):
     # a script runs after what the GUI did, and is kept for later dumps
     out = base.adapter.run_script(base.provider, "fit\nprint 'c', %pk.center")
     assert float(out.split()[-1]) == pytest.approx(gold["strongest"]["two_theta"], abs=0.01)
-    assert base.adapter.dump_state(base.provider)["datasets"][0]["active"] == 99
+    # the points strictly within 1 degree of a grid point: 2 / step - 1 (99 at a 0.02 step)
+    active = round(2 / gold["step"]) - 1
+    assert base.adapter.dump_state(base.provider)["datasets"][0]["active"] == active
 
 
 def test_the_agent_zone_sees_no_log_and_a_redirected_log_fails(fityk_env):

@@ -73,6 +73,50 @@ def test_xrd_pattern_gold_matches_the_file(tmp_path, seed):
     assert 0 < gold["area_ratio_pct"] < 90
 
 
+def test_xrd_pattern_width_step_and_texture(tmp_path):
+    """Seeded profile widths over a log range with the asked step; a texture changes the
+    relative intensities (the strongest reflection still the asked one), and the gold area
+    ratio follows the textured heights."""
+    widths, ratios = [], []
+    for seed in range(6):
+        gold = data.xrd_pattern(tmp_path, np.random.default_rng(seed), families=["rocksalt"],
+                                strongest_hkl="(200)", fwhm=[0.04, 0.7], step=0.01)
+        xy = np.loadtxt(tmp_path / "pattern.xy")
+        assert len(xy) == gold["points"] == 8001 and gold["step"] == 0.01
+        assert 0.04 <= gold["fwhm"] <= 0.7
+        widths.append(gold["fwhm"])
+        tex = data.xrd_pattern(tmp_path, np.random.default_rng(seed), families=["rocksalt"],
+                               strongest_hkl="(200)", texture=[0.5, 1.8])
+        assert tex["strongest"]["hkl"] == "(200)" and 0.5 <= tex["texture"]["march_r"] <= 1.8
+        assert tex["area_ratio_pct"] == pytest.approx(tex["second"]["intensity"], rel=1e-6)
+        ratios.append(tex["area_ratio_pct"])
+    assert max(widths) / min(widths) > 3
+    assert max(ratios) - min(ratios) > 15
+    # March-Dollase: a random powder is r = 1; r < 1 favours planes normal to the axis
+    assert data.march_dollase((2, 0, 0), (1, 0, 0), 1.0) == pytest.approx(1.0)
+    assert data.march_dollase((1, 0, 0), (1, 0, 0), 0.6) > data.march_dollase(
+        (1, 1, 1), (1, 0, 0), 0.6)
+
+
+def test_spectrum_overrides(tmp_path):
+    """Raman D/G area ratios, XPS component shares and PL band widths drawn per sample."""
+    r = [data.spectrum(tmp_path, np.random.default_rng(s), "raman-carbon", ratio=[0.15, 5.0])
+         for s in range(8)]
+    assert all(0.15 <= g["area_d_g"] <= 5.0 for g in r)
+    assert max(g["area_d_g"] for g in r) / min(g["area_d_g"] for g in r) > 3
+    for s in range(8):
+        g = data.spectrum(tmp_path, np.random.default_rng(s), "xps-c1s",
+                          shares={"C-O": [10, 65], "O-C=O": [3, 25]})
+        cc, co, _ = g["area_pcts"]
+        assert 10 <= co <= 65 and abs(co - cc) > 5 and co * (100 / cc - 1) > 3
+        assert sum(g["area_pcts"]) == pytest.approx(100)
+        pl = data.spectrum(tmp_path, np.random.default_rng(s), "pl-doublet", axis=[400, 850],
+                           fwhm={"green": [14, 40], "red": [28, 170]})
+        assert pl["lo"] == 400 and pl["hi"] == 850
+        assert pl["bands"]["red"]["fwhm"] >= 1.25 * pl["bands"]["green"]["fwhm"] - 1e-3
+        assert 28 <= pl["bands"]["red"]["fwhm"] <= 170
+
+
 def test_pseudo_voigt_area_and_scherrer():
     x = np.linspace(-50, 50, 200001)
     from sciagent_gym.datagen.crystals import pseudo_voigt

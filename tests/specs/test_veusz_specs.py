@@ -72,13 +72,41 @@ def test_tensile_gold_is_the_ramberg_osgood_material(alloy, tmp_path):
     assert lines[0] == "strain,stress" and len(lines) == g["points"] + 1
 
 
+@pytest.mark.parametrize("base", sorted(data.ALLOY_BASES))
+def test_experimental_alloy_modulus_comes_from_the_test(base, tmp_path):
+    """An experimental alloy's E is drawn over its base metal's range (not one handbook value):
+    the fitted slope recovers it, the fit range stays elastic and the yield strength holds."""
+    spec = data.ALLOY_BASES[base]
+    limit = {"magnesium": 0.15, "aluminium": 0.15, "zirconium": 0.15, "titanium": 0.2}.get(
+        base, 0.06)
+    moduli = []
+    for seed in range(6):
+        g = data.tensile(tmp_path, np.random.default_rng(seed), base=base, limit=limit)
+        assert spec["E"][0] <= g["E_nominal"] <= spec["E"][1]
+        assert g["E"] == pytest.approx(g["E_nominal"], rel=0.03)
+        assert g["yield_offset"] == pytest.approx(g["Sy_nominal"], rel=0.01)
+        assert g["Sy_nominal"] >= 2.2 * g["E_nominal"] * 1000 * limit / 100 - 0.1
+        assert g["fit_points"] >= 4 and g["uts"] > g["yield_offset"]
+        moduli.append(g["E"])
+    # one base metal's tests spread far beyond the answer's 1.5 % tolerance
+    assert max(moduli) / min(moduli) > 1.05
+
+
 def test_arrhenius_gold_recovers_the_activation_energy(tmp_path):
+    energies = {}
     for seed in range(5):
         g = data.arrhenius(tmp_path, np.random.default_rng(seed))
+        lo, hi = data.ELECTROLYTES[g["material"]][0]
+        assert lo <= g["Ea_nominal"] <= hi
+        energies.setdefault(g["material"], []).append(g["Ea"])
         assert g["Ea"] == pytest.approx(g["Ea_nominal"], rel=0.03)
         assert abs(g["Ea_celsius_mistake"] - g["Ea"]) > 0.05 * g["Ea"]
         assert g["slope"] == pytest.approx(-g["Ea"] / (1000 * data.K_B))
     assert (tmp_path / "conductivity.csv").read_text().startswith("T,sigma\n")
+    # one composition's pellets differ by more than the answer's 1 % tolerance
+    ysz = [data.arrhenius(tmp_path, np.random.default_rng(s), sorted(data.ELECTROLYTES)[0])["Ea"]
+           for s in range(4)]
+    assert max(ysz) / min(ysz) > 1.05
 
 
 def test_xrd_gold_is_braggs_law_of_the_strongest_reflection(tmp_path):

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sciagent_gym.envs.pymol.variants import Perturbation, write_variant
+from sciagent_gym.envs.pymol.variants import Perturbation, perturbed_pdb, write_variant
 
 DATA = Path("/usr/share/pymol/data")
 SOURCES = {"1tii.pdb": DATA / "demo/1tii.pdb", "1hpv.pdb": DATA / "tut/1hpv.pdb",
@@ -120,11 +120,27 @@ def run_headless_file(code: str, path: str, timeout: float = 120.0,
                     f"{res.output[-800:]}")
 
 
-def _copy(work: Path, rng: np.random.Generator, source: str, path: str) -> Path:
+def perturbation(source: str, variant: dict[str, Any] | None = None) -> Perturbation:
+    """``source``'s :data:`PERTURBATIONS` entry with a task's own ``variant`` departures
+    (JSON: ``{"tails": {"C": 12}, "flex": [0.1, 1.0], "ligand": "478", ...}``)."""
+    how = PERTURBATIONS[source]
+    if not variant:
+        return how
+    extra = dict(variant)
+    if "tails" in extra:
+        extra["tails"] = tuple((str(k), int(v)) for k, v in dict(extra["tails"]).items())
+    for key in ("flex", "keep_waters"):
+        if key in extra:
+            extra[key] = tuple(float(v) for v in extra[key])
+    return dataclasses.replace(how, **extra)
+
+
+def _copy(work: Path, rng: np.random.Generator, source: str, path: str,
+          variant: dict[str, Any] | None = None) -> Path:
     """Write this seed's variant of ``source`` (see :mod:`.variants`) to ``work/path``."""
     if source not in SOURCES:
         raise ValueError(f"unknown structure {source!r} (known: {', '.join(SOURCES)})")
-    return write_variant(SOURCES[source], work / path, rng, PERTURBATIONS[source])
+    return write_variant(SOURCES[source], work / path, rng, perturbation(source, variant))
 
 
 def _load(dest: Path) -> str:
@@ -172,11 +188,61 @@ out = {{"atoms": cmd.count_atoms("m and chain " + c),
     return run_headless(code)
 
 
+#: What a substituted residue becomes, and which residues may take the asked type: no Gly,
+#: Pro or Cys (backbone and disulfides stay as they are).
+SUBSTITUTES = ("ALA", "SER", "THR", "VAL", "LEU", "ILE", "ASN", "GLN", "GLU", "LYS", "ARG",
+               "ASP", "PHE", "TYR", "MET", "HIS")
+
+
+def _mutations(text: str, resn: str, rng: np.random.Generator, out: float, into: int
+               ) -> list[tuple[str, str, str]]:
+    """Seeded substitutions (chain, resi, new resn): up to ``out`` of the ``resn`` residues
+    replaced by other types and up to ``into`` residues of other types made ``resn``."""
+    residues: list[tuple[str, str, str]] = []
+    for line in text.splitlines():
+        if line.startswith("ATOM  ") and line[12:16].strip() == "CA":
+            residues.append((line[21:22].strip(), line[22:27].strip(), line[17:20].strip()))
+    own = [r for r in residues if r[2] == resn]
+    other = [r for r in residues if r[2] != resn and r[2] in SUBSTITUTES]
+    n_out = int(rng.integers(0, int(len(own) * out) + 1))
+    n_in = int(rng.integers(0, into + 1))
+    swaps = [r for r in SUBSTITUTES if r != resn]
+    picked = [own[i] for i in sorted(rng.choice(len(own), n_out, replace=False))]
+    made = [other[i] for i in sorted(rng.choice(len(other), n_in, replace=False))]
+    return ([(c, i, swaps[int(rng.integers(len(swaps)))]) for c, i, _ in picked]
+            + [(c, i, resn) for c, i, _ in made])
+
+
+def mutant_text(source: str, mutations: list[tuple[str, str, str]]) -> str:
+    """``source`` with ``mutations`` made by PyMOL's mutagenesis wizard (its least strained
+    rotamer of the new side chain), as PDB text."""
+    code = f"cmd.load({str(SOURCES[source])!r}, 'm')\ncmd.wizard('mutagenesis')\n" \
+        "w = cmd.get_wizard()\n"
+    for c, i, new in mutations:
+        code += f"w.set_mode({new!r})\nw.do_select('/m//{c}/{i}/')\nw.apply()\n"
+    code += "cmd.set_wizard()\nout = cmd.get_pdbstr('m')\n"
+    return run_headless(code)
+
+
 def residue_type(work: Path, rng: np.random.Generator, source: str, resn: str,
-                 path: str | None = None) -> dict[str, Any]:
+                 path: str | None = None, mutate: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
     """Write ``source``'s variant; gold: the number of residues and atoms of residue type
-    ``resn``."""
-    dest = _copy(work, rng, source, path or source)
+    ``resn``. ``mutate`` (``{"out": 0.5, "in": 5}``) makes the variant an engineered mutant
+    first: a seeded share (up to ``out``) of the ``resn`` residues substituted by other types
+    and up to ``in`` residues of other types made ``resn`` (:func:`_mutations`), so the count
+    comes from the file, not from the protein's textbook sequence."""
+    if mutate:
+        if source not in SOURCES:
+            raise ValueError(f"unknown structure {source!r} (known: {', '.join(SOURCES)})")
+        text = SOURCES[source].read_text()
+        swaps = _mutations(text, resn, rng, float(mutate.get("out", 0.5)),
+                           int(mutate.get("in", 5)))
+        dest = work / (path or source)
+        dest.write_text(perturbed_pdb(mutant_text(source, swaps) if swaps else text, rng,
+                                      PERTURBATIONS[source]))
+    else:
+        dest = _copy(work, rng, source, path or source)
     code = _load(dest) + f"""
 r = {resn!r}
 res = set()
@@ -184,7 +250,10 @@ cmd.iterate("m and resn " + r, "res.add((chain, segi, resi))", space={{"res": re
 out = {{"residues": len(res), "atoms": cmd.count_atoms("m and resn " + r),
        "ca": cmd.count_atoms("m and name CA and resn " + r)}}
 """
-    return run_headless(code)
+    gold = run_headless(code)
+    if mutate:
+        gold["mutations"] = len(swaps)
+    return gold
 
 
 def ca_distance(work: Path, rng: np.random.Generator, source: str, resi: int,
@@ -206,11 +275,13 @@ out = {{"distance": cmd.get_distance(a, b), "neighbour": cmd.get_distance(a, c),
 
 
 def contacts(work: Path, rng: np.random.Generator, source: str, near: str, cutoff: float,
-             of: str = "polymer", path: str | None = None) -> dict[str, Any]:
-    """Write ``source``'s variant; gold: the residues of ``of`` with any atom within ``cutoff`` Å of
+             of: str = "polymer", path: str | None = None,
+             variant: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write ``source``'s variant (with the task's ``variant`` departures, see
+    :func:`perturbation`); gold: the residues of ``of`` with any atom within ``cutoff`` Å of
     ``near`` (PyMOL: ``byres (of within cutoff of near)``), as residue and atom counts, plus
     the counts for a cutoff 1.5 Å larger and for atoms instead of whole residues."""
-    dest = _copy(work, rng, source, path or source)
+    dest = _copy(work, rng, source, path or source, variant)
     code = _load(dest) + f"""
 def count(sel):
     res = set()
@@ -230,14 +301,17 @@ out = {{"residues": r, "atoms": a, "residues_wider": r2, "atoms_wider": a2,
 
 
 def chain_alignment(work: Path, rng: np.random.Generator, source: str, mobile: str,
-                    target: str, path: str | None = None) -> dict[str, Any]:
+                    target: str, path: str | None = None,
+                    variant: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write ``source``'s variant; gold for superimposing chain ``mobile`` onto chain
     ``target`` with PyMOL's ``align`` on CA atoms (default outlier rejection): the RMSD after
     refinement, the aligned atom count, the RMSD before rejection, the RMSD of the chains as
     they are in the file (no superposition), ``super``'s RMSD, the target chain's CA centroid
     and the mobile chain's CA centroid after the alignment (with outlier rejection the two
-    centroids can lie 0.5 A and more apart: the superposition fits the core, not all CAs)."""
-    dest = _copy(work, rng, source, path or source)
+    centroids can lie 0.5 A and more apart: the superposition fits the core, not all CAs).
+    ``variant``: the task's departures (:func:`perturbation`), e.g. each chain's own smooth
+    distortion."""
+    dest = _copy(work, rng, source, path or source, variant)
     code = _load(dest) + f"""
 cmd.create("mob", "m and chain {mobile}")
 cmd.create("tgt", "m and chain {target}")
@@ -365,9 +439,18 @@ def decoy(work: Path, rng: np.random.Generator, source: str, path: str) -> dict[
 MODEL_PERTURBATION = Perturbation(trim=3, keep_waters=(0.0, 0.0), jitter=0.35)
 
 
+def _log_uniform(rng: np.random.Generator, value: float | list[float]) -> float:
+    """``value`` itself, or a log-uniform draw from a ``[lo, hi]`` range."""
+    if isinstance(value, list | tuple):
+        lo, hi = (float(v) for v in value)
+        return float(np.exp(rng.uniform(np.log(lo), np.log(hi))))
+    return float(value)
+
+
 def superpose_workflow(work: Path, rng: np.random.Generator, source: str, crystal: str,
                        predicted: str, crystal_colour: str, predicted_colour: str, bg: str,
-                       width: int, height: int, jitter: float = 0.35) -> dict[str, Any]:
+                       width: int, height: int, jitter: float | list[float] = 0.35,
+                       flex: list[float] | None = None) -> dict[str, Any]:
     """Write ``source``'s variant as ``crystal`` and a model of it as ``predicted``
     (:data:`MODEL_PERTURBATION`); gold for superimposing the model onto the crystal with PyMOL's
     ``align`` on CA atoms (default outlier rejection): atom counts, the RMSD after refinement
@@ -375,11 +458,14 @@ def superpose_workflow(work: Path, rng: np.random.Generator, source: str, crysta
     alignment, and the figure ray-traced by headless PyMOL after the same steps (the view
     zoomed on everything once aligned, objects coloured, background ``bg``: ``image``, kept
     host-side). Without the zoom the view stays where the model was before it moved, and on
-    some seeds the crystal structure then fills the picture."""
+    some seeds the crystal structure then fills the picture. The model's error is seeded:
+    ``jitter`` (Å, or a ``[lo, hi]`` range drawn log-uniformly) and ``flex`` (the range of
+    each chain's smooth distortion, see :class:`Perturbation`), so the RMSD spreads widely."""
     from PIL import Image
 
     first = _copy(work, rng, source, crystal)
-    model = dataclasses.replace(MODEL_PERTURBATION, jitter=float(jitter))
+    model = dataclasses.replace(MODEL_PERTURBATION, jitter=_log_uniform(rng, jitter),
+                                flex=tuple(float(v) for v in flex) if flex else (0.0, 0.0))
     second = write_variant(SOURCES[source], work / predicted, rng, model)
     a, b = Path(crystal).stem, Path(predicted).stem
     digest = hashlib.sha256(first.read_bytes() + second.read_bytes()).hexdigest()[:16]

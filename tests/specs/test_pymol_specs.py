@@ -279,6 +279,72 @@ def test_variants_move_the_molecule_but_keep_its_chemistry(tmp_path):
     assert d0 != d1 and abs(d0 - d1) < 0.5
 
 
+# --- issue 33: seeded departures that make the data, not the instruction, decide ----------
+
+def _atoms(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith(("ATOM  ", "HETATM"))]
+
+
+def _xyz(lines: list[str]) -> np.ndarray:
+    return np.array([[float(line[c:c + 8]) for c in (30, 38, 46)] for line in lines])
+
+
+def test_task_departures_tails_flex_and_ligand_pose():
+    from sciagent_gym.envs.pymol.variants import perturbed_pdb
+
+    tii = data.SOURCES["1tii.pdb"].read_text()
+    plain = data.perturbation("1tii.pdb")
+    assert data.perturbation("1tii.pdb", None) is plain and not plain.extra
+    # a variant without departures keeps its bytes: the departures are drawn last
+    assert perturbed_pdb(tii, np.random.default_rng(3), plain) == perturbed_pdb(
+        tii, np.random.default_rng(3), data.perturbation("1tii.pdb", {}))
+    # tails: the A2 chain's C-terminal tail is modelled to a seeded length (0..18 more cut)
+    how = data.perturbation("1tii.pdb", {"tails": {"C": 18}})
+    ends = set()
+    for seed in range(8):
+        chain_c = [line for line in _atoms(perturbed_pdb(tii, np.random.default_rng(seed), how))
+                   if line.startswith("ATOM  ") and line[21] == "C"]
+        ends.add(int(chain_c[-1][22:26]))
+    assert len(ends) >= 4 and min(ends) >= 230 - 3 - 18 and max(ends) <= 230
+    # flex: each chain distorted smoothly; bonded neighbours stay close to their distance
+    how = data.perturbation("1tii.pdb", {"flex": [0.5, 0.5]})
+    a = _atoms(perturbed_pdb(tii, np.random.default_rng(4), plain))
+    b = _atoms(perturbed_pdb(tii, np.random.default_rng(4), how))
+    assert [line[:30] for line in a] == [line[:30] for line in b]
+    xa, xb = _xyz(a), _xyz(b)
+    ca = [i for i, line in enumerate(a) if line[12:16] == " CA " and line[21] == "D"]
+    da = np.linalg.norm(np.diff(xa[ca], axis=0), axis=1)
+    db = np.linalg.norm(np.diff(xb[ca], axis=0), axis=1)
+    assert np.abs(da - db).max() < 0.6 and np.abs(xa - xb).max() > 0.3
+    # ligand pose: the inhibitor moves as a rigid body, the protein stays
+    hpv = data.SOURCES["1hpv.pdb"].read_text()
+    how = data.perturbation("1hpv.pdb", {"ligand": "478", "ligand_shift": 2.0,
+                                         "ligand_turn": 30})
+    a = _atoms(perturbed_pdb(hpv, np.random.default_rng(5), data.perturbation("1hpv.pdb")))
+    b = _atoms(perturbed_pdb(hpv, np.random.default_rng(5), how))
+    lig = [i for i, line in enumerate(a) if line[17:20] == "478"]
+    prot = [i for i, line in enumerate(a) if line.startswith("ATOM  ")]
+    xa, xb = _xyz(a), _xyz(b)
+    assert np.allclose(xa[prot], xb[prot], atol=1e-3)
+    inner = lambda x: np.linalg.norm(x[:, None] - x[None], axis=2)  # noqa: E731
+    assert np.abs(inner(xa[lig]) - inner(xb[lig])).max() < 0.5  # rigid up to the jitter
+    assert np.abs(xa[lig] - xb[lig]).max() > 0.3
+
+
+def test_engineered_il2_carries_seeded_substitutions(tmp_path):
+    text = data.SOURCES["il2.pdb"].read_text()
+    swaps = data._mutations(text, "LYS", np.random.default_rng(1), 0.5, 5)
+    assert swaps == data._mutations(text, "LYS", np.random.default_rng(1), 0.5, 5)
+    mutant = data.mutant_text("il2.pdb", swaps)
+    lys = {(line[21], line[22:27].strip()) for line in mutant.splitlines()
+           if line.startswith("ATOM  ") and line[17:20] == "LYS"}
+    for c, i, new in swaps:
+        assert ((c or " "), i) in lys if new == "LYS" else ((c or " "), i) not in lys
+    golds = {data.residue_type(tmp_path, np.random.default_rng(s), "il2.pdb", "LYS",
+                               mutate={"out": 0.5, "in": 5})["residues"] for s in range(4)}
+    assert len(golds) >= 3, golds
+
+
 # --- the figure: compared with PyMOL's own render -------------------------------------------
 
 def _png(path: Path, rgb: np.ndarray) -> None:

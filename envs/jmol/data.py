@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sciagent_gym.envs.jmol import strained as _strained
 from sciagent_gym.envs.jmol.strained import (  # re-exported: the tasks' geometry
     coordination,
     min_angle,
@@ -172,19 +173,89 @@ POLYHEDRA_SCRIPT = (
     "polyhedra @__n RADIUS @{{__b * 1.1}} {{_{centre}}} TO {{_{ligand}}}\n")
 
 
+#: Smallest ratio of a first shell's thinnest to widest extent (singular values of its bond
+#: vectors) for a strained workflow's polyhedra: a shell that strain has flattened towards a
+#: plane (4 of a sheared cube's 8 corners) is not drawn as a polyhedron.
+MIN_SHELL_FLATNESS = 0.3
+#: The strains a workflow's compound is put under: every one of :data:`strained.STRAINS` that
+#: deforms the cell (a merely scaled cell keeps its textbook angles and nearly its bond) ...
+WORKFLOW_STRAINS = tuple(k for k in _strained.STRAINS if k != "none")
+#: ... each alone or with a polar shift of the first cation (:data:`strained.POLAR`), which
+#: puts it off the centre of its polyhedron (as Ti in BaTiO3): the polyhedra's angles then
+#: spread far wider than a homogeneous strain alone bends them.
+WORKFLOW_DISTORTIONS = WORKFLOW_STRAINS + tuple(
+    f"{k}+{p}" for k in WORKFLOW_STRAINS for p in _strained.POLAR)
+
+
+def shell_vectors(c: crystals.Crystal, centre: str, ligand: str) -> np.ndarray:
+    """The bond vectors (A) from the first ``centre`` atom to its first-shell ``ligand``
+    atoms (as :func:`coordination` counts them)."""
+    s = c.structure
+    site = next(x for x in s if x.specie.symbol == centre)
+    shell = [n for n in s.get_neighbors(site, 6.0) if n.specie.symbol == ligand]
+    cut = min(n.nn_distance for n in shell) * (1 + _strained.SHELL_TOLERANCE)
+    return np.array([n.coords - site.coords for n in shell if n.nn_distance <= cut])
+
+
+def strained_workflow_crystal(work: Path, rng: np.random.Generator, family: str, formula: str,
+                              centre: str, ligand: str, polyhedra: bool, path: str,
+                              cells: int, attempts: int = 200) -> dict[str, Any]:
+    """The named compound under a seeded distortion of :data:`WORKFLOW_DISTORTIONS` (issue 33:
+    the compound's textbook bond and angle would otherwise decide the answer), written as
+    CIF in the symmetry it then has, as :func:`strained.seeded` writes it. Drawn until every
+    ``centre`` atom is one orbit with a clear first shell of ``ligand`` atoms: at least 2 of
+    them; with ``polyhedra`` at least 4 spanning three dimensions
+    (:data:`MIN_SHELL_FLATNESS`) and a smallest angle that is no undistorted polyhedron's
+    textbook angle. Gold as :func:`crystal`'s with ``centre``,
+    ``ligand`` and ``cells``, plus ``strain``."""
+    from pymatgen.io.cif import CifWriter
+
+    for _ in range(attempts):
+        strain = _strained._pick(rng, WORKFLOW_DISTORTIONS)
+        c = _strained.strained_crystal(rng, family, strain, formula)
+        if not _strained.shell_is_clear(c, centre, ligand):
+            continue
+        cn = coordination(c, centre, ligand)
+        angle = min_angle(c, centre, ligand)
+        if polyhedra:
+            if cn < 4 or min(abs(angle - x) for x in _strained.IDEAL_ANGLES) < 0.5:
+                continue
+            sv = np.linalg.svd(shell_vectors(c, centre, ligand), compute_uv=False)
+            if sv[-1] / sv[0] < MIN_SHELL_FLATNESS:
+                continue
+        elif cn < 2:
+            continue
+        text = str(CifWriter(c.structure, symprec=_strained.SYMPREC,
+                             angle_tolerance=_strained.ANGLE_TOLERANCE))
+        (work / path).write_text(text)
+        gold = _strained._gold(c)
+        distances = pair_distances(c)
+        gold.update({"distance": distances, "strain": strain,
+                     "bond": distances[f"{centre}-{ligand}"], "centre_cn": int(cn),
+                     "angle": round(angle, 3), "cells_sites": c.nsites * int(cells)})
+        return gold
+    raise RuntimeError(f"no clear {centre}-{ligand} shell in {attempts} strained {formula}")
+
+
 def workflow(work: Path, rng: np.random.Generator, family: str, formula: str, centre: str,
              ligand: str, lattice: str = "2 2 2", axis: str = "c", background: str = "white",
-             polyhedra: bool = False, path: str = "crystal.cif") -> dict[str, Any]:
+             polyhedra: bool = False, path: str = "crystal.cif", strained: bool = False,
+             ) -> dict[str, Any]:
     """A long-horizon workflow's crystal: :func:`crystal`'s gold (with ``bond``, ``centre_cn``
-    and ``angle`` of ``centre`` and ``ligand``), plus what headless Jmol shows for the block of
+    and ``angle`` of ``centre`` and ``ligand``; with ``strained``, of the seeded strained cell
+    of :func:`strained_workflow_crystal`), plus what headless Jmol shows for the block of
     cells ``lattice`` (``load FILE {lattice}``): ``block_atoms`` and ``block_counts`` (the
     atoms it loads, boundary copies included), ``lattice`` ([n1, n2, n3]) and ``render``, the
     block (with the ``centre`` polyhedra of :data:`POLYHEDRA_SCRIPT` when ``polyhedra``, then
     also ``polyhedra_count``: how many complete shells it draws) seen down ``axis`` on
     ``background`` at the GUI's display size."""
     n = [int(v) for v in lattice.split()]
-    gold = crystal(work, rng, family, formula, path, centre=centre, ligand=ligand,
-                   cells=int(np.prod(n)))
+    if strained:
+        gold = strained_workflow_crystal(work, rng, family, formula, centre, ligand, polyhedra,
+                                         path, int(np.prod(n)))
+    else:
+        gold = crystal(work, rng, family, formula, path, centre=centre, ligand=ligand,
+                       cells=int(np.prod(n)))
     poly = POLYHEDRA_SCRIPT.format(centre=centre, ligand=ligand) if polyhedra else ""
     script = (f'load "$CIF" {{{lattice}}}\n{poly}background {background}\n'
               f'moveto 0 axis {axis}\nwrite xyz "$OUT/block.xyz"\n'

@@ -100,24 +100,38 @@ def _write_json(path: Path, doc: dict) -> None:
 
 def towns(work: Path, rng: np.random.Generator, path: str = "towns.geojson", n: int = 24,
           threshold: int = 20000, category: str = "town", field: str = "category",
-          target: str = "EPSG:32633") -> dict[str, Any]:
+          target: str = "EPSG:32633", above: int | None = None,
+          below: int | None = None) -> dict[str, Any]:
     """``n`` towns (points, EPSG:4326) west of 16 E in Slovenia/Croatia.
 
     The populations include ``threshold`` itself once, so "greater than" and "at least" select
-    different sets. Gold: n, names, names_gt / count_gt (population > threshold), names_ge /
-    count_ge, names_in_category / count_in_category (for ``category``), values (distinct values
-    of ``field``), rows (name, x, y in ``target``), rows_other (in the other projection),
-    rows_lonlat, attr_rows (every attribute of every town) and rows_in_category (attributes
-    plus lon/lat of the towns of ``category``) and rows_gt (name, x, y in ``target`` of the
-    towns with population > threshold), so exports can be compared by content.
+    different sets. With ``above`` and ``below`` (the counting tasks, issue 33: a count drawn
+    over a wide range, not one that follows from ``n`` and the threshold) the survey holds
+    exactly ``above`` towns larger than ``threshold`` and ``below`` smaller ones (``n`` is then
+    ``above + below + 1``), populations log-uniform from 1/30 of the threshold up to 12 times
+    it, as a regional register of villages, towns and cities spans. Gold: n, names, names_gt /
+    count_gt (population > threshold), names_ge / count_ge, names_in_category /
+    count_in_category (for ``category``), values (distinct values of ``field``), rows (name, x,
+    y in ``target``), rows_other (in the other projection), rows_lonlat, attr_rows (every
+    attribute of every town) and rows_in_category (attributes plus lon/lat of the towns of
+    ``category``) and rows_gt (name, x, y in ``target`` of the towns with population >
+    threshold), so exports can be compared by content.
     """
+    if above is not None and below is not None:
+        n = int(above) + int(below) + 1
     names = unique_names(rng, n)
     lon = np.round(rng.uniform(14.2, 15.8, n), 5)
     lat = np.round(rng.uniform(45.6, 46.6, n), 5)
     cats = [CATEGORIES[i] for i in rng.permutation(np.arange(n) % len(CATEGORIES))]
     regions = [REGIONS[i] for i in rng.permutation(np.arange(n) % len(REGIONS))]
-    pop = rng.integers(800, 60000, n)
-    pop[int(rng.integers(n))] = threshold
+    if above is not None and below is not None:
+        t = math.log(threshold)
+        big = np.exp(rng.uniform(t + math.log(1.02), t + math.log(12), int(above)))
+        small = np.exp(rng.uniform(t - math.log(30), t - math.log(1.02), int(below)))
+        pop = np.concatenate([np.round(big), np.round(small), [threshold]])[rng.permutation(n)]
+    else:
+        pop = rng.integers(800, 60000, n)
+        pop[int(rng.integers(n))] = threshold
     pop = [int(p) for p in pop]
     feats = [{"type": "Feature",
               "properties": {"name": names[i], "category": cats[i], "region": regions[i],

@@ -153,20 +153,46 @@ REGIONS = ["North", "South", "East", "West"]
 
 def survey(work: Path, rng: np.random.Generator, path: str = "survey.csv",
            rdata: str | None = None, name: str = "survey", n: int = 240,
-           rho: float = 0.45, region_shift: float = 0.8) -> dict[str, Any]:
+           rho: float = 0.45, region_shift: float = 0.8, income_median: float | None = None,
+           income_spread: float = 0.45, income_region: float = 0.0,
+           min_confounding: float = 0.0) -> dict[str, Any]:
     """A household survey: ``id, region, gender, age, income (k EUR a year), satisfaction
-    (0-10 scale, one decimal)``. Satisfaction rises with income (true correlation about
-    ``rho`` on the latent scale) and differs by region (regions shifted by multiples of
-    ``region_shift``). Gold: Pearson and Spearman correlations with their p-values, the
-    one-way ANOVA F of satisfaction by region with its p-value, region means and counts."""
-    region = rng.choice(REGIONS, size=n, p=[0.3, 0.25, 0.25, 0.2])
-    gender = rng.choice(["female", "male"], size=n)
-    age = np.round(rng.uniform(18, 80, size=n)).astype(int)
-    z1 = rng.normal(size=n)
-    z2 = rho * z1 + math.sqrt(1 - rho * rho) * rng.normal(size=n)
-    income = np.round(np.exp(3.6 + 0.45 * z1), 1)
-    shift = np.array([REGIONS.index(r) for r in region]) * region_shift
-    sat = np.clip(np.round(5.2 + 1.3 * z2 + shift - 1.2, 1), 0, 10)
+    (0-10 scale, one decimal)``. Incomes are log-normal with median ``income_median`` k EUR
+    (about 36.6 when not given) and log-sd ``income_spread``, so a task can seed the
+    country's income level and inequality (the income slope of satisfaction scales with
+    both); ``income_region`` adds a regional income gradient (log income shifted by that
+    much per region, North to West), which confounds the income slope with region.
+    Satisfaction rises with income (true correlation about ``rho`` on the latent scale) and
+    differs by region (regions shifted by multiples of ``region_shift``). With
+    ``min_confounding`` the sample is redrawn until the income slope adjusted for region and
+    the unadjusted one differ by at least that much (so answering the unadjusted slope is
+    wrong in every variant). Gold: Pearson and Spearman correlations with their p-values,
+    the one-way ANOVA F of satisfaction by region with its p-value, region means and
+    counts."""
+    for _ in range(100):
+        region = rng.choice(REGIONS, size=n, p=[0.3, 0.25, 0.25, 0.2])
+        gender = rng.choice(["female", "male"], size=n)
+        age = np.round(rng.uniform(18, 80, size=n)).astype(int)
+        z1 = rng.normal(size=n)
+        z2 = rho * z1 + math.sqrt(1 - rho * rho) * rng.normal(size=n)
+        log_median = 3.6 if income_median is None else math.log(float(income_median))
+        step = np.array([REGIONS.index(r) for r in region])
+        log_income = log_median + float(income_spread) * z1
+        if income_region:
+            log_income = log_income + float(income_region) * (step - 1.5)
+        income = np.round(np.exp(log_income), 1)
+        shift = step * region_shift
+        sat = np.clip(np.round(5.2 + 1.3 * z2 + shift - 1.2, 1), 0, 10)
+        if min_confounding <= 0:
+            break
+        dummies = [(step == k).astype(float) for k in (1, 2, 3)]
+        adjusted = np.linalg.lstsq(np.column_stack([np.ones(n), income, *dummies]), sat,
+                                   rcond=None)[0][1]
+        plain = np.linalg.lstsq(np.column_stack([np.ones(n), income]), sat, rcond=None)[0][1]
+        if abs(adjusted - plain) >= min_confounding:
+            break
+    else:
+        raise RuntimeError("no survey sample confounds income with region enough")
     _write_csv(work / path, {"id": list(range(1, n + 1)), "region": list(region),
                              "gender": list(gender), "age": [int(a) for a in age],
                              "income": [float(v) for v in income],

@@ -83,3 +83,35 @@ def test_the_space_group_task_starts_without_the_cell_label():
 
     tagged = {i for i, s in SPECS.items() if HIDE_CELL_INFO_TAG in s.tags}
     assert tagged == {"jmol/space-group-number"}  # image tasks compare with the label shown
+
+
+@pytest.mark.parametrize(("polyhedra", "compound"), [
+    (True, ("fluorite", "CaF2", "Ca", "F")), (True, ("wurtzite", "ZnO", "Zn", "O")),
+    (False, ("rutile", "TiO2", "Ti", "O")), (False, ("rocksalt", "KCl", "K", "Cl"))])
+def test_workflow_crystals_are_strained_per_seed(polyhedra, compound, tmp_path):
+    """The long-horizon workflows name a compound, so its strain decides the answer (issue 33):
+    the same instruction goes with a different bond and angle per seed, none a textbook one."""
+    from pymatgen.core import Structure
+    from sciagent_gym.envs.jmol import data
+
+    family, formula, centre, ligand = compound
+    golds = []
+    for seed in range(4):
+        gold = data.strained_workflow_crystal(tmp_path, np.random.default_rng(seed), family,
+                                              formula, centre, ligand, polyhedra,
+                                              "crystal.cif", 8)
+        back = Structure.from_file(str(tmp_path / "crystal.cif"))
+        assert len(back) == gold["nsites"] and gold["cells_sites"] == 8 * gold["nsites"]
+        assert gold["strain"] != "none" and gold["formula"] == formula
+        if polyhedra:
+            assert gold["centre_cn"] >= 4
+            assert min(abs(gold["angle"] - x) for x in strained.IDEAL_ANGLES) >= 0.5
+        golds.append(gold)
+    assert len({g["bond"] for g in golds}) == 4
+    assert len({g["angle"] for g in golds}) == 4 or not polyhedra  # a strained cube stays square
+    assert max(g["bond"] for g in golds) - min(g["bond"] for g in golds) > 0.02
+    for spec_id, compounds in (("jmol/supercell-bond-report-workflow", 15),
+                               ("jmol/coordination-figure-workflow", 8)):
+        spec = SPECS[spec_id]
+        assert spec.generate[0].args["strained"] is True
+        assert len(spec.params["c"]["choice"]) >= compounds

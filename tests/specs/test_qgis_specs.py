@@ -102,6 +102,24 @@ def test_towns_gold_matches_the_file(tmp_path):
     assert gold["values"] == sorted({p["category"] for p in props})
 
 
+def test_counting_towns_draw_the_count_not_the_threshold(tmp_path):
+    """select-by-attribute and town-census-workflow (issue 33): the count above the threshold
+    is drawn over a wide range, so no constant count pays; the threshold still occurs once."""
+    counts = set()
+    for seed, (above, below) in enumerate([(6, 40), (60, 6), (23, 17)]):
+        gold = data.towns(tmp_path, np.random.default_rng(seed), threshold=25000, above=above,
+                          below=below)
+        doc = json.loads((tmp_path / "towns.geojson").read_text())
+        pops = [f["properties"]["population"] for f in doc["features"]]
+        assert len(pops) == gold["n"] == above + below + 1
+        assert gold["count_gt"] == above == sum(p > 25000 for p in pops)
+        assert gold["count_ge"] == above + 1 and min(pops) >= 25000 / 31
+        counts.add(gold["count_gt"])
+    assert len(counts) == 3
+    for spec_id in ("qgis/select-by-attribute", "qgis/town-census-workflow"):
+        assert SPECS[spec_id].params["above"] == {"int": [6, 60]}
+
+
 def test_utm_and_web_mercator_formulas():
     # reference values from PROJ (through QGIS 3.22's QgsCoordinateTransform)
     e, n = data.utm_forward(np.array([15.0, 14.0]), np.array([46.0, 46.5]))

@@ -107,6 +107,28 @@ def test_trial_gold_matches_the_file(tmp_path, seed):
 
 
 @needs_r
+def test_survey_income_level_sets_the_adjusted_slope(tmp_path):
+    """survey-report-workflow (issue 33): the seeded income level and spread move the
+    region-adjusted income slope far beyond the answer's tolerance (0.0005)."""
+    slopes = []
+    for median, spread in ((8.0, 0.3), (40.0, 0.55)):
+        s = data.survey(tmp_path, np.random.default_rng(2), n=240, rho=0.5,
+                        income_median=median, income_spread=spread, income_region=0.1,
+                        min_confounding=0.002)
+        rows = _rows(tmp_path / "survey.csv")
+        inc = np.array([float(r["income"]) for r in rows])
+        sat = np.array([float(r["satisfaction"]) for r in rows])
+        assert np.median(inc) == pytest.approx(median, rel=0.15)
+        # the unadjusted slope (a negative's answer) is off by 4 x the answer's tolerance
+        assert abs(np.polyfit(inc, sat, 1)[0] - s["adj_income"]) >= 0.002
+        slopes.append(s["adj_income"])
+    assert slopes[0] > 0 and slopes[1] > 0 and slopes[0] > 5 * slopes[1]
+    params = SPECS["rkward/survey-report-workflow"].params
+    assert params["income"]["float"] == [5, 40] and params["spread"]["float"] == [0.25, 0.6]
+    assert params["gradient"]["float"] == [0.1, 0.3]
+
+
+@needs_r
 def test_survey_dose_exposure_and_survival_gold(tmp_path):
     rng = np.random.default_rng(5)
     s = data.survey(tmp_path, rng, n=200, rho=0.5)

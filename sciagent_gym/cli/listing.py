@@ -81,6 +81,8 @@ def _menus_text(tasks: list[dict]) -> str:
     gui = [t for t in tasks if t["modality"] == "gui" and not t["infeasible"]]
     if not gui:
         return "- (no gui tasks)"
+    if all(t.get("oracle_interface") is None for t in gui):
+        return "- (no GUI oracles)"
     return f"{sum(t.get('oracle_interface') == 'menus' for t in gui)}/{len(gui)}"
 
 

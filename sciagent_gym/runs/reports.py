@@ -99,12 +99,17 @@ LEVELS = ("task", "tool", "domain", "modality", "scope", "interface")
 CROSS_TOOL_TAG = "cross-tool"
 
 
-def scope_of(task_id: str, tools: dict | None = None) -> str:
-    """"cross-tool" for a task tagged so, "single-tool" for any other known task."""
+def _known_spec(task_id: str, tools: dict | None = None):
+    """The task's spec, or None for a task of a tool (or a tool) no longer known."""
     tool = task_id.split("/", 1)[0]
     if tool not in (tools if tools is not None else discover()):
-        return "unknown"
-    spec = load_tool_specs(tool).get(task_id)
+        return None
+    return load_tool_specs(tool).get(task_id)
+
+
+def scope_of(task_id: str, tools: dict | None = None) -> str:
+    """"cross-tool" for a task tagged so, "single-tool" for any other known task."""
+    spec = _known_spec(task_id, tools)
     if spec is None:
         return "unknown"
     return "cross-tool" if CROSS_TOOL_TAG in spec.tags else "single-tool"
@@ -113,10 +118,7 @@ def scope_of(task_id: str, tools: dict | None = None) -> str:
 def interface_of(task_id: str, tools: dict | None = None) -> str:
     """How the task's GUI oracle works the program (menus, console, mixed), as its spec
     declares; "none" for a task without a GUI oracle, "unknown" for one no longer known."""
-    tool = task_id.split("/", 1)[0]
-    if tool not in (tools if tools is not None else discover()):
-        return "unknown"
-    spec = load_tool_specs(tool).get(task_id)
+    spec = _known_spec(task_id, tools)
     if spec is None:
         return "unknown"
     return getattr(spec, "oracle_interface", None) or "none"

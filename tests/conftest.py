@@ -17,6 +17,8 @@ from helpers import DISPLAY_PROGRAMS, REQUIRE_APPS, missing_programs, tool_missi
 from sciagent_gym.agents.scripted_server import ScriptedModelServer
 
 E2E_DIR = Path(__file__).parent / "e2e"
+#: A test stuck past its timeout ends its worker with a stack dump, not the run (stuck_guard.py).
+pytest_plugins = ["stuck_guard"]
 
 
 def pytest_collection_modifyitems(config, items):

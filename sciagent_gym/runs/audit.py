@@ -290,23 +290,33 @@ def _generic_cheats(base, spec, seed: int, noop_score: float, start: FinalState,
 
 def _cross_matrix(base, task_ids: list[str], states: dict[tuple[str, int], Path],
                   progress: Callable[[str], None] | None) -> list[CrossResult]:
+    """Every task's evaluator on every other task's oracle state of the same seed. Each
+    evaluator is staged once per seed and judges all the states (staging can run a program
+    for its gold values: PyMOL's headless superpositions took most of an audit when every
+    state staged every evaluator again)."""
     out = []
     scratch = Path(tempfile.mkdtemp(prefix="sciagent-cross-"))
+    loaded = {key: FinalState.load(path) for key, path in sorted(states.items())}
     try:
-        for (state_task, seed), path in sorted(states.items()):
-            state = FinalState.load(path)
+        for seed in sorted({seed for _, seed in loaded}):
             for evaluator_task in task_ids:
-                if evaluator_task == state_task:
+                judged = [(t, s) for t, s in loaded if s == seed and t != evaluator_task]
+                if not judged:
                     continue
                 if progress:
-                    progress(f"cross: {evaluator_task} judges {state_task} (seed {seed})")
+                    progress(f"cross: {evaluator_task} judges {len(judged)} states (seed {seed})")
                 task = Task(base.specs[evaluator_task], seed, base.adapter.generators,
                             base.provider.paths)
                 task.stage(scratch / f"{evaluator_task.replace('/', '_')}-{seed}")
-                result = evaluate(task.criteria(), state)
-                task.cleanup()
-                out.append(CrossResult(state_task, evaluator_task, seed, result.score,
-                                       result.success))
+                try:
+                    criteria = task.criteria()
+                    for state_task, _ in judged:
+                        result = evaluate(criteria, loaded[(state_task, seed)])
+                        out.append(CrossResult(state_task, evaluator_task, seed,
+                                               result.score, result.success))
+                finally:
+                    task.cleanup()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    out.sort(key=lambda r: (r.state_task, r.seed, task_ids.index(r.evaluator_task)))
     return out

@@ -128,3 +128,33 @@ def test_an_unknown_task_is_a_clear_error_that_leaves_nothing_behind():
     finally:
         env.close()
     assert set(Path(tempfile.gettempdir()).glob("sciagent-audit-*")) == before
+
+
+def test_the_cross_matrix_stages_each_evaluator_once_per_seed(monkeypatch):
+    """Every evaluator judges every other task's oracle state of its seed, and is staged once
+    per seed for all of them (n stagings per seed, not n x (n - 1))."""
+    import sciagent_gym.runs.audit as audit_module
+    from sciagent_gym.tasks.task import Task
+
+    staged: list[tuple[str, int]] = []
+
+    class CountingTask(Task):
+        def stage(self, host_work):
+            staged.append((self.spec.id, self.seed))
+            return super().stage(host_work)
+
+    env = SciGUIEnv("faketool", provider="fake", screen_size=(160, 100))
+    try:
+        env.specs[SUM] = replace(env.specs[SUM], oracle=ORACLE, negatives=NEGATIVES)
+        env.reset(seed=0, options={"task": SUM})
+        env.provider.respond = save_on_click
+        tasks = sorted(env.specs)
+        monkeypatch.setattr(audit_module, "Task", CountingTask)
+        report = audit_tool("faketool", seeds=[0, 1], tasks=tasks, env=env, cross=True)
+    finally:
+        env.close()
+    played = {(c.task_id, c.seed) for c in report.cases if c.case == "oracle" and not c.error}
+    assert {seed for _, seed in played} == {0, 1} and len({t for t, _ in played}) >= 2
+    pairs = [(r.state_task, r.evaluator_task, r.seed) for r in report.cross]
+    assert sorted(pairs) == sorted((s, e, seed) for s, seed in played for e in tasks if e != s)
+    assert sorted(staged) == sorted({(e, seed) for _, e, seed in pairs})

@@ -109,8 +109,12 @@ a = Get mean: t1, t2, "Hertz"
 b = Get mean: 0, 0, "Hertz"
 c = Get mean: t1, t2, "semitones re 100 Hz"
 d = Get quantile: t1, t2, 0.5, "Hertz"
-writeInfoLine: a, " ", b, " ", c, " ", d
+head = Get mean: t1, t1 + 0.5, "Hertz"
+writeInfoLine: a, " ", b, " ", c, " ", d, " ", head
 """
+#: Speech drawn again at most this many times to keep a segment's mean F0 ``apart_hz`` away
+#: from the whole file's and its first half-second's.
+_REDRAWS = 12
 
 
 def _level_gain(samples: np.ndarray, rng: np.random.Generator, avoid_db: float | None) -> float:
@@ -130,7 +134,7 @@ def _level_gain(samples: np.ndarray, rng: np.random.Generator, avoid_db: float |
 def speech(work: Path, rng: np.random.Generator, path: str, pitch: int = 50,
            speed: int = 150, sentence: int | None = None, t1: float = 0.0, t2: float = 0.0,
            floor: float = 75.0, ceiling: float = 600.0, avoid_db: float | None = None,
-           f0: list[float] | None = None) -> dict[str, Any]:
+           f0: list[float] | None = None, apart_hz: float | None = None) -> dict[str, Any]:
     """A spoken English sentence (espeak-ng, voice en-us, 22050 Hz) at ``pitch`` 0-99 and
     ``speed`` words a minute; the sentence is drawn with ``rng`` unless given, and so are its
     level (see :func:`_level_gain`) and 0.05-0.35 s of silence before and after it.
@@ -143,22 +147,37 @@ def speech(work: Path, rng: np.random.Generator, path: str, pitch: int = 50,
     ``f0`` [lo, hi] (Hz) overrides ``pitch``: a speaker's mean F0 is drawn log-uniformly from
     that range and spoken by espeak-ng's male voice (below 135 Hz) or its female one at the
     pitch setting that gives about that F0; gold ``voice`` names the voice.
+
+    ``apart_hz``: the speech is drawn again (sentence, speaker, silences, level) until the
+    segment's mean F0 is at least that far from the whole file's and from the mean over its
+    own first half-second, so that measuring the wrong stretch cannot pass a tolerance below
+    it (a steady low voice kept all three within 1 Hz).
     """
-    voice = "en-us"
-    if f0 is not None:
-        voice, pitch = _voice_for(float(np.exp(rng.uniform(np.log(f0[0]), np.log(f0[1])))))
-    text = SENTENCES[int(rng.integers(len(SENTENCES))) if sentence is None else sentence]
     target = work / path
-    _espeak(target, text, pitch, speed, voice)
-    spoken, rate, _ = read_wav(target)
-    before, after = (np.zeros(int(rng.uniform(0.05, 0.35) * rate)) for _ in range(2))
-    padded = np.concatenate([before, spoken, after])
-    samples = write_wav(target, _level_gain(padded, rng, avoid_db) * padded, rate)
-    duration = len(samples) / rate
-    if t2 > duration:
-        raise ValueError(f"segment end {t2} s is past the end of the speech ({duration:.2f} s)")
-    f0, f0_all, f0_st, f0_median = (float(v) for v in
-                                    praat_run(_PITCH_GOLD, target, t1, t2, floor, ceiling)[:4])
+    for _ in range(_REDRAWS if apart_hz else 1):
+        voice, setting = "en-us", pitch
+        if f0 is not None:
+            voice, setting = _voice_for(float(np.exp(rng.uniform(np.log(f0[0]),
+                                                                 np.log(f0[1])))))
+        text = SENTENCES[int(rng.integers(len(SENTENCES))) if sentence is None else sentence]
+        _espeak(target, text, setting, speed, voice)
+        spoken, rate, _ = read_wav(target)
+        before, after = (np.zeros(int(rng.uniform(0.05, 0.35) * rate)) for _ in range(2))
+        padded = np.concatenate([before, spoken, after])
+        samples = write_wav(target, _level_gain(padded, rng, avoid_db) * padded, rate)
+        duration = len(samples) / rate
+        if t2 > duration:
+            raise ValueError(f"segment end {t2} s is past the end of the speech "
+                             f"({duration:.2f} s)")
+        values = praat_run(_PITCH_GOLD, target, t1, t2, floor, ceiling)
+        f0_seg, f0_all, f0_st, f0_median = (float(v) for v in values[:4])
+        f0_head = float("nan") if values[4] == "--undefined--" else float(values[4])
+        if not apart_hz or min(abs(f0_seg - f0_all), abs(f0_seg - f0_head)) >= apart_hz:
+            break
+    else:
+        raise ValueError(f"no speech in {_REDRAWS} draws kept the segment's mean F0 "
+                         f"{apart_hz} Hz from the whole file's and its first half-second's")
+    pitch, f0 = setting, f0_seg
     return {"duration": duration, "sampling_frequency": rate, "text": text, "voice": voice,
             "pitch": pitch,
             "intensity_db": intensity_db(samples), "mean_f0": f0, "mean_f0_all": f0_all,

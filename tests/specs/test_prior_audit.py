@@ -26,7 +26,6 @@ PRIOR_OPEN: dict[str, set[str]] = {
     },
     'praat': {
         'praat/first-formant-at-time: F1 at the requested time',
-        'praat/mean-f0-segment: mean F0 of the segment',
     },
     'qupath': {
         'qupath/count-detections-in-annotation: the count given',

@@ -91,6 +91,17 @@ def _textured(peaks: list[crystals.Peak], axis: tuple[int, ...], r: float
     return [dataclasses.replace(p, intensity=round(100 * i / top, 3)) for p, i in scaled]
 
 
+#: Fityk's main plot in its 1278x751 window on the 1280x800 screen, showing a dataset whole
+#: (as after loading, zoomed out to all of it): window x of the first and last point's x, measured
+#: with the status bar's cursor read-out on a 10-90 deg pattern (46.2 and 975.2 px).
+PLOT_X = (46.17, 975.17)
+
+
+def plot_x(x: float, lo: float, hi: float) -> int:
+    """Window pixel column of ``x`` in Fityk's main plot showing data from ``lo`` to ``hi``."""
+    return int(round(PLOT_X[0] + (x - lo) * (PLOT_X[1] - PLOT_X[0]) / (hi - lo)))
+
+
 #: Preferred-orientation axes a pressed cubic powder or film commonly shows.
 TEXTURE_AXES = ((1, 0, 0), (1, 1, 0), (1, 1, 1))
 
@@ -144,6 +155,10 @@ def xrd_pattern(work: Path, rng: np.random.Generator, path: str = "pattern.xy",
                 "intensity": p.intensity, "height": height,
                 "area": pv_area(height, pattern.fwhm, pattern.eta),
                 "lo": round(p.two_theta - 1.0, 1), "hi": round(p.two_theta + 1.0, 1),
+                # where 2theta -/+ 1 deg fall in Fityk's main plot, window pixels, as the
+                # GUI shows the whole pattern (see plot_x): the GUI oracle drags that range
+                "plot_lo": plot_x(p.two_theta - 1.0, lo, hi),
+                "plot_hi": plot_x(p.two_theta + 1.0, lo, hi),
                 "scherrer_nm": scherrer_nm(p.two_theta, pattern.fwhm)}
 
     strongest, second = describe(ranked[0]), describe(ranked[1])

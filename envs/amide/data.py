@@ -58,6 +58,13 @@ def _ellipsoid(X: np.ndarray, Y: np.ndarray, Z: np.ndarray, centre: tuple[float,
             + ((Z - centre[2]) / axes[2]) ** 2) <= 1.0
 
 
+def _rho2(X: np.ndarray, Y: np.ndarray, Z: np.ndarray, centre: tuple[float, float, float],
+          axes: tuple[float, float, float]) -> np.ndarray:
+    """The squared normalised radius of points relative to an axis-aligned ellipsoid."""
+    return (((X - centre[0]) / axes[0]) ** 2 + ((Y - centre[1]) / axes[1]) ** 2
+            + ((Z - centre[2]) / axes[2]) ** 2)
+
+
 def _snap(v: float) -> float:
     """The nearest voxel-centre coordinate (odd multiples of 1 mm on the 2 mm grid)."""
     return float(2 * math.floor(v / 2) + 1)
@@ -116,7 +123,7 @@ def head(work_dir: Path, rng: np.random.Generator, path: str = "head.nii",
          rois: list[str] = (), zoom: float = 2.0, min_abs_z: float = 0.0,
          roi_shrink: float = 1.0, threshold: float | None = None,
          radii: list[list[float]] | None = None, min_abs_x: float = 0.0,
-         gain: list[float] | None = None) -> dict[str, Any]:
+         gain: list[float] | None = None, rim: list[float] | None = None) -> dict[str, Any]:
     """A head volume with lesions, written as NIfTI (``.nii``/``.nii.gz``, with nibabel) or as an
     AMIDE flat XIF study (``.xif``); gold sizes, positions and statistics.
 
@@ -136,6 +143,16 @@ def head(work_dir: Path, rng: np.random.Generator, path: str = "head.nii",
     the whole scan (tissues, lesions and noise) by one factor drawn log-uniformly from that
     range, as a scanner's receiver gain does: MR intensities have no absolute unit, so each
     scan's values are its own (gold ``gain``).
+
+    ``rim`` [lo, hi] makes the lesions ring-enhancing instead of uniform, as an enhancing
+    tumour with a necrotic centre is on a contrast T1 scan: each lesion's intensity rises
+    from a core level at its centre to its rim level (``level``) at its edge with the square
+    of the normalised radius rho (``core + (level - core) rho^2``), the core being a fraction
+    of the rim level drawn uniformly from [lo, hi] (gold ``core`` per lesion). The mean of an
+    ROI inside such a lesion then depends on where it sits and how large it is, so tasks check
+    the mean under the agent's own ROI (gold ``array``: the volume, kept on the host; the
+    whole lesion's ``mean`` and ``centre_mean``, the mean where rho <= 0.35, are what a
+    misplaced or wrongly sized ROI gives). Without ``rim`` nothing changes (data, rng stream).
     """
     count = int(rng.integers(lesions[0], lesions[1] + 1)) if isinstance(lesions, (list, tuple)) \
         else int(lesions)
@@ -158,7 +175,12 @@ def head(work_dir: Path, rng: np.random.Generator, path: str = "head.nii",
     for o in placed:
         o["level"] = float(np.round(rng.uniform(*level)))
         mask = _ellipsoid(X, Y, Z, o["centre"], o["axes"])
-        data[mask] = o["level"]
+        if rim is None:
+            data[mask] = o["level"]
+        else:
+            o["core"] = float(np.round(o["level"] * rng.uniform(*rim)))
+            rho2 = _rho2(X[mask], Y[mask], Z[mask], o["centre"], o["axes"])
+            data[mask] = o["core"] + (o["level"] - o["core"]) * rho2
         masks.append(mask)
     sigma = float(rng.uniform(*noise))
     data = data + rng.normal(0.0, sigma, SHAPE)
@@ -169,6 +191,8 @@ def head(work_dir: Path, rng: np.random.Generator, path: str = "head.nii",
         sigma *= scale
         for o in placed:
             o["level"] = float(np.round(o["level"] * scale))
+            if "core" in o:
+                o["core"] = float(np.round(o["core"] * scale))
     data = np.clip(np.round(data), -32768, 32767).astype(np.int16)
 
     gold: dict[str, Any] = {"count": count, "noise": sigma, "max": int(data.max()),
@@ -188,6 +212,10 @@ def head(work_dir: Path, rng: np.random.Generator, path: str = "head.nii",
                     "volume": 4.0 / 3.0 * math.pi * a * b * c,
                     "voxel_volume": float(mask.sum()) * VOXEL ** 3,
                     "mean": float(values.mean()), "max": int(values.max())})
+        if "core" in o:
+            centre = _ellipsoid(X, Y, Z, o["centre"], tuple(0.35 * r for r in o["axes"]))
+            out[-1].update({"core": o["core"],
+                            "centre_mean": float(data[centre].astype(float).mean())})
     gold["lesions"] = out
     gold["lesion"] = out[0]
     normal = brain & ~np.any(masks, axis=0) if masks else brain
@@ -257,6 +285,10 @@ def head(work_dir: Path, rng: np.random.Generator, path: str = "head.nii",
     else:
         write_nifti(target, data)
     gold["path"] = path
+    if rim is not None:
+        # the volume itself (NIfTI order), stored host-side by the task as a gold array: the
+        # mean under the agent's saved ROI is recomputed from it (getters.amide_roi_mean)
+        gold["array"] = data
     return gold
 
 

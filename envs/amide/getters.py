@@ -211,7 +211,9 @@ def _roi(obj: ET.Element, name: str, src: _Source | None = None) -> dict[str, An
     else:
         volume = float("nan")
     return {"name": name, "type": kind, "centre": [float(v) for v in centre],
-            "radii": [float(v) for v in half], "volume": volume}
+            "radii": [float(v) for v in half], "volume": volume,
+            "offset": [float(v) for v in offset], "rotation": axes.tolist(),
+            "corner": [float(v) for v in corner]}
 
 
 def _data_set(obj: ET.Element, name: str) -> dict[str, Any]:
@@ -224,7 +226,9 @@ def _data_set(obj: ET.Element, name: str) -> dict[str, Any]:
             "threshold_max": _number(obj, "threshold_max_0"),
             "color_table": _text(obj, "color_table"), "modality": _text(obj, "modality"),
             "subject_name": _text(obj, "subject_name"), "subject_id": _text(obj, "subject_id"),
-            "interpolation": _text(obj, "interpolation")}
+            "interpolation": _text(obj, "interpolation"),
+            "offset": _numbers(obj.find("coordinate_space_offset"), 3, where),
+            "rotation": [_numbers(obj.find(f"coordinate_space_{a}"), 3, where) for a in "xyz"]}
 
 
 def read_study(state: FinalState, path: str) -> dict[str, Any]:
@@ -288,6 +292,108 @@ def amide_roi(state: FinalState, path: str, target: list[float], name: str | Non
         r["min_radius"], r["max_radius"] = min(r["radii"]), max(r["radii"])
     best = min(rois, key=lambda r: r["distance"])
     return pick_key(path, best, key)
+
+
+#: Sub-samples per voxel edge when weighting the voxels an ellipsoid ROI cuts (4^3 a voxel).
+SUBSAMPLE = 4
+
+
+def roi_weights(roi: dict[str, Any], ds: dict[str, Any], shape: tuple[int, int, int],
+                sub: int = SUBSAMPLE) -> tuple[tuple[slice, slice, slice], np.ndarray]:
+    """The fraction of each voxel of a data set (AMIDE raw order: x, y, z indices) that an
+    ellipsoid ROI covers, by sampling ``sub``^3 points evenly inside every voxel near it:
+    the block of the array it touches and the weights there. Both objects are placed by
+    their own coordinate spaces (offset, rotation), as AMIDE places them."""
+    voxel = np.abs(np.asarray(ds["voxel_size"], float))
+    if not np.all(voxel > 0):
+        raise GetterError("the data set has no voxel size")
+    ds_off, ds_rot = np.asarray(ds["offset"], float), np.asarray(ds["rotation"], float)
+    roi_off, roi_rot = np.asarray(roi["offset"], float), np.asarray(roi["rotation"], float)
+    half = np.asarray(roi["radii"], float)
+    if not np.all(half > 0):
+        return (slice(0, 0),) * 3, np.zeros((0, 0, 0))
+    corner_half = np.asarray(roi["corner"], float) / 2
+    # the ROI's centre in the data set's own frame; a box that holds it whatever its rotation
+    centre = ds_rot @ (np.asarray(roi["centre"], float) - ds_off)
+    reach = float(half.max()) + float(voxel.max())
+    lo = np.maximum(np.floor((centre - reach) / voxel).astype(int), 0)
+    hi = np.minimum(np.ceil((centre + reach) / voxel).astype(int), np.asarray(shape))
+    if np.any(hi <= lo):
+        return (slice(0, 0),) * 3, np.zeros((0, 0, 0))
+    axes_idx = [np.arange(a, b) for a, b in zip(lo, hi, strict=True)]
+    frac = (np.arange(sub) + 0.5) / sub
+    # sample positions along each data-set axis (mm in the data set's frame)
+    pos = [((idx[:, None] + frac[None, :]) * v).ravel() for idx, v in zip(axes_idx, voxel,
+                                                                           strict=True)]
+    n = [len(i) for i in axes_idx]
+    w = np.empty(n)
+    for i in range(n[0]):  # one slab of voxels at a time: memory stays bounded for any ROI
+        P = np.stack(np.meshgrid(pos[0][i * sub:(i + 1) * sub], pos[1], pos[2],
+                                 indexing="ij"), axis=-1)
+        world = ds_off + P @ ds_rot  # data-set frame -> world (rows of ds_rot: its axes)
+        local = (world - roi_off) @ roi_rot.T  # world -> ROI frame
+        inside = (((local - corner_half) / half) ** 2).sum(axis=-1) <= 1.0
+        w[i] = inside.reshape(sub, n[1], sub, n[2], sub).mean(axis=(0, 2, 4))
+    return tuple(slice(a, b) for a, b in zip(lo, hi, strict=True)), w
+
+
+def _gold_volume(path: str) -> np.ndarray:
+    import tifffile
+
+    try:
+        arr = np.asarray(tifffile.imread(path))
+    except Exception as exc:  # noqa: BLE001 (a missing gold file is the task's fault)
+        raise GetterError(f"the reference volume cannot be read ({exc})") from None
+    if arr.ndim != 3:
+        raise GetterError(f"the reference volume has shape {arr.shape}")
+    return arr
+
+
+@register("amide_roi_mean")
+def amide_roi_mean(state: FinalState, path: str, volume: str, name: str,
+                   target: list[float] | None = None, key: str | None = None) -> Any:
+    """The mean intensity inside an ellipsoid ROI of a saved study, recomputed on the host
+    from the task's volume (``volume``: the generator's gold array, NIfTI order; the saved
+    study's data set places it, its ROI named ``name`` (the one nearest ``target`` if several)
+    selects the voxels), each voxel weighted by the fraction of it inside the ROI (sampled
+    4^3 times), as AMIDE's ROI statistics weight the voxels the ROI's edge cuts. Returns
+    ``mean``, ``voxels`` (the summed weights), ``answer`` (the number the agent answered, or
+    None) and ``rel_error`` (|answer - mean| / |mean|; None without an answer)."""
+    study = read_study(state, path)
+    ds = study["data_set"]
+    if ds is None:
+        raise GetterError(f"{path}: {study['n_data_sets']} data sets (one expected)")
+    rois = [r for r in study["rois"] if r["name"].strip().lower() == name.lower()]
+    if not rois:
+        raise GetterError(f"{path}: no ROI named {name!r}")
+    if target is not None:
+        t = np.asarray(target, float)
+        rois.sort(key=lambda r: float(np.linalg.norm(np.asarray(r["centre"]) - t)))
+    roi = rois[0]
+    if roi["type"] != "ellipsoid":
+        raise GetterError(f"{path}: ROI {name!r} is a {roi['type']}, not an ellipsoid")
+    arr = _gold_volume(volume)
+    raw = arr[:, ::-1, :].astype(float)  # AMIDE's raw order: the second axis flipped
+    if list(raw.shape) != list(ds["dims"]):
+        raise GetterError(f"{path}: the data set is {ds['dims']}, not the task's "
+                          f"{list(raw.shape)}")
+    block, w = roi_weights(roi, ds, raw.shape)
+    total = float(w.sum())
+    if total <= 0:
+        raise GetterError(f"{path}: ROI {name!r} holds no voxel of the data set")
+    mean = float((raw[block] * w).sum() / total)
+    out: dict[str, Any] = {"mean": mean, "voxels": total, "answer": None,
+                           "rel_error": None}
+    if (state.answer or "").strip():
+        from sciagent_gym.evaluation.getters.answer import answer_number
+
+        try:
+            out["answer"] = float(answer_number(state))
+        except GetterError:
+            out["answer"] = None
+        if out["answer"] is not None and mean:
+            out["rel_error"] = abs(out["answer"] - mean) / abs(mean)
+    return pick_key(path, out, key)
 
 
 _STAT_COLUMNS = ("frame", "duration", "midpoint", "gate", "gate_time", "median", "mean", "var",

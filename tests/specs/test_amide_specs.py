@@ -156,20 +156,52 @@ def test_roi_statistics_as_amide_writes_them(tmp_path):
 # -- criteria on files an oracle and a wrong attempt would leave --------------------------------
 
 
-def test_roi_mean_task_pays_for_the_roi_and_the_value_only(tmp_path):
-    task, work = _stage("amide/lesion-roi-mean", tmp_path, seed=2)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_roi_mean_task_pays_for_the_mean_under_the_saved_roi_only(tmp_path, seed):
+    task, work = _stage("amide/lesion-roi-mean", tmp_path, seed=seed)
     gold = task.gold["vol"]
-    # the oracle's study: the input with an ROI inside the lesion
+    lesion = gold["lesion"]
+    # the oracle's study: the input with an ROI inside the lesion, as its drag draws it
+    r = float(int(0.55 * min(lesion["axes"][:2])))
     data.write_xif(work / "lesion_roi.xif", np.zeros(data.SHAPE, np.int16), "patient",
-                   [("lesion", gold["lesion"]["centre"], [0.5 * gold["lesion"]["rmin"]] * 3)])
-    good = _score(task, work, answer=f"{gold['lesion']['mean']:.1f}")
-    assert good.score == 1.0
-    assert _score(task, work, answer=f"{gold['brain_mean']:.1f}").score < 0.6
+                   [("lesion", lesion["centre"], [r, r, 4.0])])
+    mean = getters.amide_roi_mean(_state(work), "lesion_roi.xif", gold["array"], "lesion",
+                                  key="mean")
+    assert _score(task, work, answer=f"{mean:.1f}").score == 1.0
+    # ring enhancement: the whole lesion and its centre give other means than this ROI
+    for wrong in (lesion["mean"], lesion["centre_mean"]):
+        assert abs(wrong - mean) / mean > 0.03
+        assert _score(task, work, answer=f"{wrong:.1f}").score == 0.5
+    # a smaller ROI at the same place has another mean: the answer follows the saved ROI
+    (work / "lesion_roi.xif").unlink()
+    data.write_xif(work / "lesion_roi.xif", np.zeros(data.SHAPE, np.int16), "patient",
+                   [("lesion", lesion["centre"], [r / 2, r / 2, 2.0])])
+    assert _score(task, work, answer=f"{mean:.1f}").score == 0.5
     # an ROI on normal brain: the centre criterion fails
     (work / "lesion_roi.xif").unlink()
     data.write_xif(work / "lesion_roi.xif", np.zeros(data.SHAPE, np.int16), "patient",
                    [("lesion", gold["reference"]["centre"], [4.0] * 3)])
-    assert _score(task, work, answer=f"{gold['lesion']['mean']:.1f}").score < 1.0
+    assert _score(task, work, answer=f"{lesion['mean']:.1f}").score < 1.0
+
+
+@pytest.mark.parametrize(("radius", "frac"), [(8.0, 269.625), (5.95, 110.75), (6.754, 158.5),
+                                              (6.033, 115.625)])
+def test_roi_weights_match_amide_partial_voxels(tmp_path, radius, frac):
+    """AMIDE 1.0.6's "Frac. Voxels" of spheres centred on a voxel centre (measured on the
+    studies of roi-stats-export, 2026-12-07): 4^3 sub-samples a voxel give the same sums."""
+    data.write_xif(tmp_path / "s.xif", np.zeros(data.SHAPE, np.int16), "s",
+                   [("lesion", (-41.0, -7.0, 11.0), [radius] * 3)])
+    study = getters.read_study(_state(tmp_path), "s.xif")
+    _, w = getters.roi_weights(study["rois"][0], study["data_set"], data.SHAPE)
+    assert float(w.sum()) == pytest.approx(frac, abs=1e-9)
+
+
+def test_rim_option_leaves_other_tasks_data_alone(tmp_path):
+    plain = data.head(tmp_path, np.random.default_rng(5), path="a.nii")
+    rim = data.head(tmp_path, np.random.default_rng(5), path="b.nii", rim=[0.4, 0.5])
+    assert "array" not in plain and "core" not in plain["lesion"]
+    assert rim["lesion"]["core"] < rim["lesion"]["level"]
+    assert rim["lesion"]["centre_mean"] < rim["lesion"]["mean"]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

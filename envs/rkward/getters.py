@@ -1,5 +1,5 @@
-"""RKWard getters: objects of the live R session (through the state channel's dump) and rows of
-CSV tables that R wrote.
+"""RKWard getters: objects of the live R session (through the state channel's dump), results
+that RKWard's dialogs printed to its output page, and rows of CSV tables that R wrote.
 
 Imported by :func:`sciagent_gym.tools.load_tool_getters` as ``sciagent_gym.envs.rkward.getters``.
 A missing object, key or row raises GetterError, which fails the criterion.
@@ -7,6 +7,8 @@ A missing object, key or row raises GetterError, which fails the criterion.
 
 from __future__ import annotations
 
+import re
+from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.evaluation import GetterError, register
@@ -48,6 +50,113 @@ def r_object(state: FinalState, name: str, key: str | None = None,
             raise GetterError(f"R object {name!r}, {key!r}: not a number ({value!r})")
         value = abs(value)
     return value
+
+
+class _OutputPage(HTMLParser):
+    """The sections of RKWard's output page: each ``<h1>`` a dialog's (or ``rk.header``'s)
+    title, then its ``Parameters`` list items and its tables (rows of cell texts)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.sections: list[dict[str, Any]] = []
+        self._text: list[str] | None = None
+        self._where = ""
+        self._row: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "h1":
+            self.sections.append({"title": "", "params": [], "tables": []})
+            self._where, self._text = "title", []
+        elif not self.sections:
+            return
+        elif tag == "li":
+            self._where, self._text = "param", []
+        elif tag == "table":
+            self.sections[-1]["tables"].append([])
+        elif tag == "tr" and self.sections[-1]["tables"]:
+            self._row = []
+            self.sections[-1]["tables"][-1].append(self._row)
+        elif tag in ("td", "th") and self._row is not None:
+            self._where, self._text = "cell", []
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._text is None or not self.sections:
+            return
+        text = " ".join("".join(self._text).split())
+        if tag == "h1" and self._where == "title":
+            self.sections[-1]["title"] = text
+        elif tag == "li" and self._where == "param":
+            self.sections[-1]["params"].append(text)
+        elif tag in ("td", "th") and self._where == "cell" and self._row is not None:
+            self._row.append(text)
+        else:
+            return
+        self._text, self._where = None, ""
+
+    def handle_data(self, data: str) -> None:
+        if self._text is not None:
+            self._text.append(data)
+
+
+def output_sections(state: FinalState) -> list[dict[str, Any]]:
+    """The sections of RKWard's output page in the final state (oldest first)."""
+    if state.app_state is None:
+        raise GetterError(f"R session state unavailable: {state.app_state_error or 'no reason'}")
+    parser = _OutputPage()
+    parser.feed(str(state.app_state.get("output") or ""))
+    parser.close()
+    return parser.sections
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise GetterError(f"output cell {text!r} is not a number") from None
+
+
+@register("rk_output_cell")
+def rk_output_cell(state: FinalState, title: str, column: str, row: str | None = None,
+                   params: list[str] | None = None, absolute: bool = False) -> float:
+    """A number a dialog printed to RKWard's output page: in the latest section whose title
+    matches the regular expression ``title`` and whose ``Parameters`` list has an item
+    matching each of ``params``, the first table with a header cell matching ``column``, in
+    its first data row or the row whose first cell matches ``row`` (regular expressions,
+    matched in full but for case). ``absolute`` gives the absolute value."""
+    def full(pattern: str, text: str) -> bool:
+        return re.fullmatch(pattern, text.strip(), re.I) is not None
+
+    for section in reversed(output_sections(state)):
+        if not full(title, section["title"]):
+            continue
+        if not all(any(full(p, item) for item in section["params"]) for p in params or []):
+            continue
+        for table in section["tables"]:
+            if not table:
+                continue
+            cols = [i for i, cell in enumerate(table[0]) if full(column, cell)]
+            if not cols:
+                continue
+            rows = [r for r in table[1:] if row is None or (r and full(row, r[0]))]
+            if not rows or len(rows[0]) <= cols[0]:
+                continue
+            value = _number(rows[0][cols[0]])
+            return abs(value) if absolute else value
+    shown = "; ".join(s["title"] for s in output_sections(state)) or "nothing"
+    raise GetterError(f"no result {title!r} / {column!r} on RKWard's output page "
+                      f"(its sections: {shown})")
+
+
+@register("r_result")
+def r_result(state: FinalState, name: str, key: str, output: dict[str, Any],
+             absolute: bool = False) -> Any:
+    """A result kept as the R object ``name`` (its ``key``, as :func:`r_object`) or, without
+    that object, the same result as an Analysis dialog printed it on the output page
+    (:func:`rk_output_cell` with the arguments in ``output``): a console user keeps the
+    object, a dialog user reads the output."""
+    if name in _objects(state):
+        return r_object(state, name, key, absolute=absolute)
+    return rk_output_cell(state, absolute=absolute, **output)
 
 
 @register("r_object_names")

@@ -181,6 +181,71 @@ def test_r_object_and_csv_lookup_getters(tmp_path):
         GETTERS["csv_lookup"](state, "s.csv", "arm", "All", "mean")
 
 
+def _output_page(*sections: tuple[str, list[str], list[list[str]]]) -> str:
+    """RKWard's output page as its dialogs write it (rk.header, then rk.results)."""
+    html = "<pre>RKWard output initialized</pre>\n"
+    for title, params, rows in sections:
+        html += (f'<h1><a id="x" name="xn" title="t">{title}</a></h1>\n<h2>Parameters</h2>\n<ul>'
+                 + "".join(f"<li>{p}</li>\n" for p in params) + '</ul>\n<table border="1">\n'
+                 + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>\n" for r in rows)
+                 + '</table>\n<a href="rkward://runplugin/x">Run again</a><hr />\n')
+    return html
+
+
+CORR = ("Correlation Matrix", ["Method: Pearson's product-moment correlation",
+                               "Exclude missing values: pairwise"],
+        [["Coefficient", "income", "satisfaction"], ["income      ", "1.0000000", "0.2238308"],
+         ["satisfaction", "0.2238308", "1.0000000"]])
+
+
+def test_output_page_getters(tmp_path):
+    spearman = ("Correlation Matrix", ["Method: Spearman's rho"],
+                [["Coefficient", "income", "satisfaction"], ["income", "1", "0.25"]])
+    state = FinalState(work_dir=tmp_path, app_state={"objects": {},
+                                                     "output": _output_page(CORR, spearman)})
+    cell = GETTERS["rk_output_cell"]
+    assert cell(state, "Correlation Matrix", "satisfaction", row="income") == 0.25  # the latest
+    pearson = {"title": "Correlation Matrix", "column": "satisfaction", "row": "income",
+               "params": ["Method: Pearson's product-moment correlation"]}
+    assert cell(state, **pearson) == 0.2238308
+    with pytest.raises(GetterError):
+        cell(state, "Correlation Matrix", "age", row="income")
+    with pytest.raises(GetterError):
+        cell(state, "Welch Two Sample t-test", "t")
+    assert GETTERS["r_result"](state, "ct", "estimate.cor", pearson) == 0.2238308
+    # an object kept under the name wins over the output page
+    state.app_state["objects"]["ct"] = {"estimate": {"cor": 0.5}}
+    assert GETTERS["r_result"](state, "ct", "estimate.cor", pearson) == 0.5
+
+
+@needs_r
+def test_welch_task_accepts_the_t_test_dialogs_output(tmp_path):
+    task = _staged("rkward/trial-welch-ttest", 0, tmp_path)
+    g = task.gold["trial"]
+    answer = f"{g['diff']:.3f}"
+
+    def page(title: str, equal: str, df: float, t: float, var: str = "sbp_w12") -> str:
+        return _output_page((title, [f"Comparing: {var}", f"against: {var}",
+                                     "H1: true difference in means is not equal to 0",
+                                     f"Equal variances: {equal}"],
+                             [["Variable Name", "estimated mean", "degrees of freedom", "t", "p"],
+                              [f"{var}<br/>{var}", "134.6<br/>143.9", f"{df:.7g}", f"{t:.7g}",
+                               "0.0004"]]))
+
+    def score(output: str) -> float:
+        state = FinalState(work_dir=tmp_path, agent_status="done", answer=answer,
+                           app_state={"objects": {"trial": {"nrow": g["n"]}}, "output": output})
+        return evaluate(task.criteria(), state).score
+
+    assert score(page("Welch Two Sample t-test", "not assumed", g["welch_df"],
+                      -g["welch_t"])) == 1.0
+    assert score(page(" Two Sample t-test", "assumed", g["student_df"], -g["student_t"])) < 1.0
+    assert score(page("Welch Two Sample t-test", "not assumed", g["welch_df"], -g["welch_t"],
+                      var="sbp_base")) < 1.0
+    assert score("") < 1.0
+    task.cleanup()
+
+
 def _staged(spec_id: str, seed: int, work: Path) -> Task:
     task = Task(SPECS[spec_id], seed, _generators(),
                 {**PATHS, "work": str(work)})
@@ -219,6 +284,7 @@ def test_state_dump_and_json_encoder_in_plain_r(tmp_path):
     encoder = channel[start:end]
     code = ("trial <- data.frame(arm = factor(c('A', 'B', 'A', 'B')), y = c(1, 2, 3, 5.5))\n"
             "welch <- t.test(y ~ arm, data = trial)\nfit <- lm(y ~ arm, data = trial)\n"
+            "dialog_fit <- lm(trial[['y']] ~ trial[['arm']])\n"
             "s <- 'x\"y\\\\z'\n"
             f"local({{\n{encoder}\n    cat(json(eval(parse(text = readLines('dump.R')))))\n}})\n")
     (tmp_path / "dump.R").write_text(adapter.STATE_CODE)
@@ -230,7 +296,10 @@ def test_state_dump_and_json_encoder_in_plain_r(tmp_path):
     assert objects["trial"]["columns"]["arm"]["counts"] == {"A": 2, "B": 2}
     assert objects["welch"]["class"] == "htest" and objects["welch"]["parameter"] > 0
     assert set(objects["fit"]["coefficients"]) == {"(Intercept)", "armB"}
+    # the Linear Regression dialog's terms (trial[["arm"]]B) are keyed as the console's
+    assert objects["dialog_fit"]["coefficients"] == objects["fit"]["coefficients"]
     assert objects["s"]["values"] == 'x"y\\z'
+    assert dump["output"] == ""  # no RKWard here: no output page
 
 
 def test_long_horizon_tasks_are_staged_and_long():

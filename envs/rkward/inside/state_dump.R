@@ -1,10 +1,12 @@
 # Runs in RKWard's R session through the state channel (in a child of the global environment);
 # its value is a JSON-able summary of the session:
-#   wd, objects {name: summary} (at most 200, hidden names too), devices (open graphics devices).
+#   wd, objects {name: summary} (at most 200, hidden names too), devices (open graphics devices),
+#   output (the HTML body of RKWard's output page, where its dialogs print their results).
 # A summary has class, type, length; a data frame adds nrow, ncol, names and per column
 # {class, n, na, mean, sd, min, max, sum, levels, counts}; a model (lm, glm) adds coefficients,
-# formula, n, r_squared; a test (htest) its statistic, parameter, p_value, estimate, conf_int,
-# method; a number vector its n, mean, sd, min, max, sum, first values; a table or matrix its
+# formula, n, r_squared (coefficients keyed by the variables' names, also for the terms
+# df[["x"]] that RKWard's dialogs write); a test (htest) its statistic, parameter, p_value,
+# estimate, conf_int, method; a number vector its n, mean, sd, min, max, sum, first values; a table or matrix its
 # dim and values (at most 400).
 local({
     col_summary <- function(x) {
@@ -38,7 +40,11 @@ local({
             s$conf_int <- as.numeric(obj$conf.int)
             s$method <- obj$method
         } else if (inherits(obj, c("lm", "glm"))) {
-            s$coefficients <- as.list(stats::coef(obj))
+            # a model fitted by the Linear Regression dialog names its terms
+            # trial[["arm"]]Placebo: keyed here as the console's armPlacebo
+            co <- stats::coef(obj)
+            names(co) <- gsub('[A-Za-z.][A-Za-z0-9._]*\\[\\["([^"]+)"\\]\\]', "\\1", names(co))
+            s$coefficients <- as.list(co)
             s$formula <- paste(deparse(stats::formula(obj)), collapse = " ")
             s$n <- length(stats::residuals(obj))
             if (!inherits(obj, "glm")) s$r_squared <- summary(obj)$r.squared
@@ -64,6 +70,15 @@ local({
     objects <- lapply(names, function(n) tryCatch(summarise(get(n, envir = env)),
                                                     error = function(e) list(error = conditionMessage(e))))
     names(objects) <- names
+    # the output page the Analysis dialogs print to (its body, at most the last 200 000
+    # characters): their results are there, not in the workspace
+    output <- tryCatch({
+        file <- rkward::rk.get.output.html.file()
+        html <- if (is.character(file) && length(file) == 1L && file.exists(file))
+            paste(readLines(file, warn = FALSE), collapse = "\n") else ""
+        html <- sub("(?s)^.*?<body>", "", html, perl = TRUE)
+        if (nchar(html) > 200000L) substring(html, nchar(html) - 199999L) else html
+    }, error = function(e) "")
     list(wd = getwd(), objects = if (length(objects)) objects else structure(list(), names = character()),
-         devices = as.list(names(grDevices::dev.list())))
+         devices = as.list(names(grDevices::dev.list())), output = output)
 })

@@ -129,7 +129,11 @@ def kmeans(x: np.ndarray, k: int, rng: np.random.Generator, inits: int = 20) -> 
 def county_clustering(work: Path, rng: np.random.Generator, select: str) -> dict[str, Any]:
     """Stage counties.csv, weather.csv and yields.csv; gold: the scope's county ids, their
     z-scored profiles (for recomputing a silhouette from any labels) and the reference
-    pipeline's silhouette (k-means, k = 2..6, the best)."""
+    pipeline's silhouette (k-means, k = 2..6, the best) and the baseline's (base_silhouette:
+    k-means with k = 2 on the unscaled profile, whose labels are scored on the z-scored one
+    as any answer is; the stbench reference). The baseline is what an agent writes without
+    thinking about feature scales: millimetres and degree-days swamp the soil and
+    management shares, and k is not chosen."""
     d = agriculture_dataset()
     for name in ("counties", "weather", "yields"):
         d[name].to_csv(work / f"{name}.csv", index=False)
@@ -138,10 +142,15 @@ def county_clustering(work: Path, rng: np.random.Generator, select: str) -> dict
     gen = np.random.default_rng(0)
     scores = {k: silhouette(x, kmeans(x, k, gen)) for k in range(2, 7)}
     k = max(scores, key=scores.get)
+    w = d["weather"].groupby("county_id")[["gdd", "precip_mm", "heat_days"]].mean()
+    c = d["counties"].set_index("county_id")[["soil_om_pct", "awc_mm", "irrigated_frac"]]
+    raw = w.join(c).loc[list(prof.index), AGRO_FEATURES].to_numpy()
+    base = silhouette(x, kmeans(raw, 2, np.random.default_rng(0)))
     return {"ids": list(prof.index), "count": len(prof),
             "features": {i: [float(v) for v in row] for i, row in zip(prof.index, x,
                                                                          strict=True)},
-            "ref_silhouette": round(scores[k], 4), "ref_k": k}
+            "ref_silhouette": round(scores[k], 4), "ref_k": k,
+            "base_silhouette": round(base, 6)}  # as the getter rounds: ties stay ties
 
 
 WEATHER = ["gdd", "precip_mm", "heat_days"]
@@ -225,7 +234,10 @@ def cross_county_yield(work: Path, rng: np.random.Generator, select: str) -> dic
     """Stage counties.csv, weather.csv and yields.csv WITHOUT the scope's counties; gold:
     the scope's withheld yields, the pooled R2 of the reference (least squares of log yield
     on :func:`cross_features`, fit on the other counties) and (for the negatives' checks)
-    of the other counties' mean yield per year."""
+    of the other counties' mean yield per year. base_r2 (the stbench reference): the
+    baseline, the same log-yield least squares on the weather terms alone (year, GDD, GDD^2,
+    P, P^2, heat days), what an agent fits when it ignores the soil and management
+    attributes that make counties differ."""
     d = agriculture_dataset()
     d["counties"].to_csv(work / "counties.csv", index=False)
     d["weather"].to_csv(work / "weather.csv", index=False)
@@ -238,9 +250,12 @@ def cross_county_yield(work: Path, rng: np.random.Generator, select: str) -> dic
     coef = np.linalg.lstsq(cross_features(tr), np.log(tr.yield_t_ha), rcond=None)[0]
     obs = te.yield_t_ha.to_numpy()
     ref = np.exp(cross_features(te) @ coef)
+    weather = cross_features(te)[:, :7] @ np.linalg.lstsq(
+        cross_features(tr)[:, :7], np.log(tr.yield_t_ha), rcond=None)[0]
     naive = te.year.map(tr.groupby("year").yield_t_ha.mean()).to_numpy()
     truth = {c: {str(k): float(v) for k, v in zip(g.year, g.yield_t_ha, strict=True)}
              for c, g in te.groupby("county_id", sort=True)}
     return {"ids": ids, "count": len(ids), "truth": truth,
             "ref_r2": round(nse(ref, obs), 6), "year_mean_r2": round(nse(naive, obs), 6),
-            "mean_ref": round(float(ref.mean()), 6)}
+            "mean_ref": round(float(ref.mean()), 6),
+            "base_r2": round(nse(np.exp(weather), obs), 6)}

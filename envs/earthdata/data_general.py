@@ -110,7 +110,9 @@ def transfer_reference(tr: pd.DataFrame) -> pd.Series:
 def transfer_learning(work: Path, rng: np.random.Generator, select: str) -> dict[str, Any]:
     """Stage groups.csv, train.csv (labelled rows of every group) and test.csv (features
     only); gold: the scope's true test y, the reference's median R2 and (for the negatives'
-    checks) the per-group least-squares fit's median R2."""
+    checks) the per-group least-squares fit's median R2; base_r2 (the stbench reference): the
+    baseline, one pooled least squares over every group's labelled rows (shared slopes and a
+    single intercept), which ignores the group offsets."""
     d = general_dataset()
     d["groups"].to_csv(work / "groups.csv", index=False)
     tr = d["transfer"]
@@ -120,10 +122,15 @@ def transfer_learning(work: Path, rng: np.random.Generator, select: str) -> dict
     pred = transfer_reference(tr)
     test = tr[tr.split == "test"].assign(pred=pred)
     cols = [f"x{k + 1}" for k in range(N_FEAT)]
-    ref, own = [], []
+    lab = tr[tr.split == "train"]
+    pooled = np.linalg.lstsq(np.column_stack([np.ones(len(lab)), lab[cols].to_numpy()]),
+                             lab.y.to_numpy(), rcond=None)[0]
+    ref, own, base = [], [], []
     for i in ids:
         t, a = test[test.group_id == i], tr[(tr.group_id == i) & (tr.split == "train")]
         ref.append(nse(t.pred.to_numpy(), t.y.to_numpy()))
+        base.append(nse(np.column_stack([np.ones(len(t)), t[cols].to_numpy()]) @ pooled,
+                        t.y.to_numpy()))
         xa = np.column_stack([np.ones(len(a)), a[cols].to_numpy()])
         c = np.linalg.lstsq(xa, a.y.to_numpy(), rcond=None)[0]
         own.append(nse(np.column_stack([np.ones(len(t)), t[cols].to_numpy()]) @ c,
@@ -131,7 +138,8 @@ def transfer_learning(work: Path, rng: np.random.Generator, select: str) -> dict
     return {"ids": ids, "count": len(ids), "truth": _rows(test, ids, "y"),
             "fit": _rows(tr[tr.split == "train"], ids, "y"),
             "median_r2": round(float(np.median(ref)), 6),
-            "own_fit_r2": round(float(np.median(own)), 6)}
+            "own_fit_r2": round(float(np.median(own)), 6),
+            "base_median_r2": round(float(np.median(base)), 6)}
 
 
 def sampling_estimates(p: pd.DataFrame) -> pd.DataFrame:
@@ -149,7 +157,10 @@ def sampling_estimates(p: pd.DataFrame) -> pd.DataFrame:
 def population_total(work: Path, rng: np.random.Generator, select: str) -> dict[str, Any]:
     """Stage groups.csv, frame.csv (every unit's size) and sample.csv (sampled units with pi
     and y); gold: the scope's true totals of y, the reference's median relative error (%) and
-    (for the negatives' checks) the Horvitz-Thompson and naive estimates."""
+    (for the negatives' checks) the Horvitz-Thompson and naive estimates; base_error_pct (the
+    stbench reference): the median relative error (%) of the baseline, the plain
+    Horvitz-Thompson estimate, which uses the inclusion probabilities but not the known size
+    total."""
     d = general_dataset()
     d["groups"].to_csv(work / "groups.csv", index=False)
     p = d["population"]
@@ -158,11 +169,13 @@ def population_total(work: Path, rng: np.random.Generator, select: str) -> dict[
     ids = scope_ids(d["groups"], select, "group_id")
     est = sampling_estimates(p).loc[ids]
     err = (est.ratio - est.true).abs() / est.true
+    ht = (est.ht - est.true).abs() / est.true
     return {"ids": ids, "count": len(ids), "total": {i: round(float(est.true[i]), 4)
                                                       for i in ids},
             "ht": {i: float(est.ht[i]) for i in ids}, "naive": {i: float(est.naive[i])
                                                                 for i in ids},
-            "ref_error_pct": round(100 * float(err.median()), 4)}
+            "ref_error_pct": round(100 * float(err.median()), 4),
+            "base_error_pct": round(100 * float(ht.median()), 4)}
 
 
 def series_reference(y: np.ndarray) -> np.ndarray:
@@ -179,13 +192,15 @@ def series_reference(y: np.ndarray) -> np.ndarray:
 
 def series_forecast(work: Path, rng: np.random.Generator, select: str) -> dict[str, Any]:
     """Stage groups.csv and series.csv (weeks 0-519); gold: the scope's weeks 520-571, the
-    reference's median NSE and (for the negatives' checks) persistence's median NSE."""
+    reference's median NSE, (for the negatives' checks) persistence's median NSE and
+    base_median_nse (the stbench reference): the baseline, the seasonal naive forecast (each
+    withheld week repeats the same week of the last observed year)."""
     d = general_dataset()
     d["groups"].to_csv(work / "groups.csv", index=False)
     s = d["series"]
     s[s.week < HIST].to_csv(work / "series.csv", index=False)
     ids = scope_ids(d["groups"], select, "group_id")
-    ref, last, truth, fit = [], [], {}, {}
+    ref, last, seasonal, truth, fit = [], [], [], {}, {}
     for i in ids:
         y = s[s.group_id == i].sort_values("week").y.to_numpy()
         obs = y[HIST:]
@@ -193,9 +208,11 @@ def series_forecast(work: Path, rng: np.random.Generator, select: str) -> dict[s
         fit[i] = {str(k): float(v) for k, v in enumerate(y[:HIST])}
         ref.append(nse(series_reference(y[:HIST]), obs))
         last.append(nse(np.full(HORIZON, y[HIST - 1]), obs))
+        seasonal.append(nse(y[HIST - 52:HIST], obs))
     return {"ids": ids, "count": len(ids), "truth": truth, "fit": fit,
             "median_nse": round(float(np.median(ref)), 6),
-            "persistence_nse": round(float(np.median(last)), 6)}
+            "persistence_nse": round(float(np.median(last)), 6),
+            "base_median_nse": round(float(np.median(seasonal)), 6)}
 
 
 def balanced_accuracy(pred: np.ndarray, lab: np.ndarray) -> float:
@@ -208,7 +225,9 @@ def imbalanced_classification(work: Path, rng: np.random.Generator, select: str
     """Stage groups.csv, train.csv (labelled) and test.csv (features only); gold: the scope's
     test labels and the median balanced accuracy of the reference (class-balanced logistic
     regression, computed here by the prior-shift of the LDA boundary, which equals it for
-    the two Gaussian classes) and of the unweighted rule."""
+    the two Gaussian classes) and of the unweighted rule (the Bayes rule of the unweighted
+    fit: the baseline, whose value base_median_bal_acc is the stbench reference; it is what
+    a classifier fit without any rebalancing converges to)."""
     d = general_dataset()
     d["groups"].to_csv(work / "groups.csv", index=False)
     c = d["imbalanced"]
@@ -229,7 +248,8 @@ def imbalanced_classification(work: Path, rng: np.random.Generator, select: str
     return {"ids": ids, "count": len(ids), "truth": _rows(test, ids, "label"),
             "fit": _rows(c[c.split == "train"], ids, "label"),
             "median_bal_acc": round(float(np.median(bal)), 6),
-            "unweighted_bal_acc": round(float(np.median(raw)), 6)}
+            "unweighted_bal_acc": round(float(np.median(raw)), 6),
+            "base_median_bal_acc": round(float(np.median(raw)), 6)}
 
 
 B4 = np.array([1.2, -0.8, 0.6, 0.9])
@@ -268,7 +288,10 @@ def model_distillation(work: Path, rng: np.random.Generator, select: str) -> dic
     """Stage groups.csv, labelled.csv (y), pool.csv (teacher output) and test.csv (features
     only); gold: the scope's withheld teacher outputs of the test rows, the pool outputs (the
     fit gate's truth), the reference student's median test R2 and (for the negatives'
-    checks) the medians of the same student and of a linear one fit on the labelled rows."""
+    checks) the medians of the same student and of a linear one fit on the labelled rows;
+    base_median_r2 (the stbench reference): the baseline, a linear student fit to the pool's
+    teacher outputs (distillation with the simplest student, which misses the interaction
+    and the sine)."""
     general_dataset()["groups"].to_csv(work / "groups.csv", index=False)
     d = distill_dataset()
     cols = ["group_id", "row", "x1", "x2", "x3", "x4"]
@@ -276,7 +299,7 @@ def model_distillation(work: Path, rng: np.random.Generator, select: str) -> dic
     d[d.split == "pool"][[*cols, "teacher"]].to_csv(work / "pool.csv", index=False)
     d[d.split == "test"][cols].to_csv(work / "test.csv", index=False)
     ids = scope_ids(general_dataset()["groups"], select, "group_id")
-    ref, quad, lin = [], [], []
+    ref, quad, lin, base = [], [], [], []
     for i in ids:
         g = d[d.group_id == i]
         xs = {s: g[g.split == s][["x1", "x2", "x3", "x4"]].to_numpy() for s in
@@ -288,6 +311,9 @@ def model_distillation(work: Path, rng: np.random.Generator, select: str) -> dic
         ref.append(nse(quadratic_design(xs["test"]) @ c, obs))
         c = np.linalg.lstsq(quadratic_design(xs["labelled"]), lab, rcond=None)[0]
         quad.append(nse(quadratic_design(xs["test"]) @ c, obs))
+        c = np.linalg.lstsq(np.column_stack([np.ones(300), xs["pool"]]),
+                            g[g.split == "pool"].teacher, rcond=None)[0]
+        base.append(nse(np.column_stack([np.ones(100), xs["test"]]) @ c, obs))
         one = np.column_stack([np.ones(15), xs["labelled"]])
         c = np.linalg.lstsq(one, lab, rcond=None)[0]
         lin.append(nse(np.column_stack([np.ones(100), xs["test"]]) @ c, obs))
@@ -296,4 +322,5 @@ def model_distillation(work: Path, rng: np.random.Generator, select: str) -> dic
             "fit": _rows(d[d.split == "pool"], ids, "teacher"),
             "median_r2": round(float(np.median(ref)), 6),
             "labelled_quadratic_r2": round(float(np.median(quad)), 6),
-            "labelled_linear_r2": round(float(np.median(lin)), 6)}
+            "labelled_linear_r2": round(float(np.median(lin)), 6),
+            "base_median_r2": round(float(np.median(base)), 6)}

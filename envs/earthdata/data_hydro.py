@@ -154,11 +154,41 @@ def hydro_reference(select: str, seed: int = DATASET_SEED) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
+def hydro_baseline(select: str, seed: int = DATASET_SEED) -> pd.DataFrame:
+    """The baseline pipeline (the stbench reference value of the streamflow families): per
+    scope basin, the day-of-year climatology of the calibration period (mean flow of each
+    calendar day over 2008-2011) as the prediction for every day. It is hydrology's seasonal
+    benchmark (Schaefli and Gupta 2007), what an agent without a rainfall-runoff model would
+    submit; it ignores the weather of the test years."""
+    d = hydrology_dataset(seed)
+    ids = scope_ids(d["basins"], select, "basin_id")
+    flow = d["flow"][d["flow"].basin_id.isin(ids)]
+    out = []
+    for bid, f in flow.groupby("basin_id", sort=True):
+        day = f["date"].str[5:].to_numpy()
+        cal = (f["date"] < HYDRO_TEST).to_numpy()
+        clim = pd.Series(f.q_mm.to_numpy()[cal]).groupby(day[cal]).mean()
+        out.append(pd.DataFrame({"basin_id": bid, "date": f["date"],
+                                 "q_sim": clim.reindex(day).to_numpy()}))
+    return pd.concat(out, ignore_index=True)
+
+
+def basin_scores(sim: pd.DataFrame, flow: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Per basin of ``sim`` (basin_id, date, q_sim), the test-period (NSE, KGE) against
+    ``flow``."""
+    both = sim.merge(flow, on=["basin_id", "date"])
+    both = both[both.date >= HYDRO_TEST]
+    return {str(b): (nse(f.q_sim.to_numpy(), f.q_mm.to_numpy()),
+                     kge(f.q_sim.to_numpy(), f.q_mm.to_numpy()))
+            for b, f in both.groupby("basin_id", sort=True)}
+
 
 def streamflow_prediction(work: Path, rng: np.random.Generator, select: str) -> dict[str, Any]:
     """Stage basins.csv, forcing.csv and streamflow.csv (calibration period only); gold:
     the scope's basin ids, the true flow of the scope basins (calibration and test periods,
-    for recomputing reported and test metrics) and the reference pipeline's test NSE/KGE."""
+    for recomputing reported and test metrics) and the median test NSE/KGE of the reference
+    pipeline (ref_*, checked against the targets) and of the baseline
+    (:func:`hydro_baseline`, base_*: the stbench reference)."""
     d = hydrology_dataset()
     d["basins"].to_csv(work / "basins.csv", index=False)
     d["forcing"].to_csv(work / "forcing.csv", index=False)
@@ -170,11 +200,14 @@ def streamflow_prediction(work: Path, rng: np.random.Generator, select: str) -> 
     test = ref[ref.date >= HYDRO_TEST]
     nses = [nse(f.q_sim.to_numpy(), f.q_mm.to_numpy()) for _, f in test.groupby("basin_id")]
     kges = [kge(f.q_sim.to_numpy(), f.q_mm.to_numpy()) for _, f in test.groupby("basin_id")]
+    base = basin_scores(hydro_baseline(select), mine)
     return {"ids": ids, "count": len(ids),
             "calib": truth_map(mine[mine.date < HYDRO_TEST], "basin_id", "q_mm"),
             "test": truth_map(mine[mine.date >= HYDRO_TEST], "basin_id", "q_mm"),
             "ref_nse": round(float(np.median(nses)), 4),
-            "ref_kge": round(float(np.median(kges)), 4)}
+            "ref_kge": round(float(np.median(kges)), 4),
+            **{f"base_{m}": round(float(np.median([v[j] for v in base.values()])), 4)
+               for j, m in enumerate(("nse", "kge"))}}
 
 
 def empty_scope_streamflow(work: Path, rng: np.random.Generator, select: str
@@ -252,11 +285,13 @@ def stratified_streamflow(work: Path, rng: np.random.Generator, select: str
                           ) -> dict[str, Any]:
     """Streamflow prediction (as :func:`streamflow_prediction`) scored per stratum: gold adds
     the calibration and test truth of the scope's snow (snow_frac >= 0.4) and rain basins and
-    the reference pipeline's median test NSE in each."""
+    the median test NSE in each of the reference pipeline (ref_nse_*) and of the baseline
+    (:func:`hydro_baseline`, base_nse_*)."""
     gold = streamflow_prediction(work, rng, select)
     basins = hydrology_dataset()["basins"].set_index("basin_id")
     ref = hydro_reference(select).merge(hydrology_dataset()["flow"], on=["basin_id", "date"])
     test = ref[ref.date >= HYDRO_TEST]
+    base = basin_scores(hydro_baseline(select), hydrology_dataset()["flow"])
     for name, want in (("snow", True), ("rain", False)):
         ids = [i for i in gold["ids"] if (basins.snow_frac[i] >= SNOWY) == want]
         gold[f"ids_{name}"] = ids
@@ -265,4 +300,5 @@ def stratified_streamflow(work: Path, rng: np.random.Generator, select: str
         nses = [nse(f.q_sim.to_numpy(), f.q_mm.to_numpy())
                 for i, f in test.groupby("basin_id") if i in ids]
         gold[f"ref_nse_{name}"] = round(float(np.median(nses)), 4)
+        gold[f"base_nse_{name}"] = round(float(np.median([base[i][0] for i in ids])), 4)
     return gold

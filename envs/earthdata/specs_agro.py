@@ -124,7 +124,7 @@ def agriculture_spec() -> dict:
                  {"fn": "earth_reported_silhouette_gap", "report": "metrics.json",
                   "key": "n_clusters", **feats}, within(0)),
             target("silhouette", {"fn": "earth_silhouette", **feats}, ">= 0.35",
-                   "$gold.a.ref_silhouette", True),
+                   "$gold.a.base_silhouette", True),
         ],
         code=agro_code,
         negatives={

@@ -206,7 +206,7 @@ def cross_spec() -> dict:
                  {"fn": "earth_reported_mean_gap", "report": "metrics.json",
                   "key": "mean_pred_yield", "key_column": "year", **pred}, within(0.01)),
             target("r2", {"fn": "earth_metric", "metric": "r2", "key": "year", **pred},
-                   ">= 0.75", "$gold.x.ref_r2", True),
+                   ">= 0.75", "$gold.x.base_r2", True),
         ],
         code=cross_code,
         negatives={

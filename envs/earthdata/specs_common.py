@@ -106,6 +106,10 @@ def covers(path: str, column: str, what: str, gold: str) -> dict:
 
 
 def target(name: str, getter: dict, tgt: str, ref: str, higher: bool) -> dict:
+    """A scored metric: ``tgt`` is the inequality target, ``ref`` the gold key of the stbench
+    reference value. As in ST-Bench, that is a weaker baseline pipeline's value (``base_*``,
+    documented in the generator), not the oracle's; the families whose metric is a checked
+    statistic of the data (one right value) keep that value (NOTES.md, 2026-12-07)."""
     return {"name": name, "weight": 1, "getter": getter,
             "check": {"op": "stbench_target", "target": tgt, "reference": ref,
                       "higher_is_better": higher}}

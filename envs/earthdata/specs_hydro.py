@@ -139,9 +139,9 @@ def hydrology_spec() -> dict:
             reported("calib_nse", 0.01, metric="nse", **calib),
             reported("calib_kge", 0.01, metric="kge", **calib),
             target("nse", {"fn": "earth_metric", "metric": "nse", **test}, ">= 0.6",
-                   "$gold.h.ref_nse", True),
+                   "$gold.h.base_nse", True),
             target("kge", {"fn": "earth_metric", "metric": "kge", **test}, ">= 0.6",
-                   "$gold.h.ref_kge", True),
+                   "$gold.h.base_kge", True),
         ],
         code=hydro_code,
         negatives={

@@ -205,10 +205,10 @@ def stratified_spec() -> dict:
             stratum("rain"),
             target("nse_snow", {"fn": "earth_metric", "metric": "nse",
                                 "truth": "$gold.h.test_snow", **base}, ">= 0.55",
-                   "$gold.h.ref_nse_snow", True),
+                   "$gold.h.base_nse_snow", True),
             target("nse_rain", {"fn": "earth_metric", "metric": "nse",
                                 "truth": "$gold.h.test_rain", **base}, ">= 0.55",
-                   "$gold.h.ref_nse_rain", True),
+                   "$gold.h.base_nse_rain", True),
         ],
         code=strat_code,
         negatives={

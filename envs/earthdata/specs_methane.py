@@ -119,9 +119,9 @@ def methane_spec() -> dict:
             reported("obs_rmse", 0.05, metric="rmse", **obs),
             reported("obs_r2", 0.01, metric="r2", **obs),
             target("nrmse", {"fn": "earth_metric", "metric": "nrmse", **gaps}, "< 0.55",
-                   "$gold.m.ref_nrmse", False),
+                   "$gold.m.base_nrmse", False),
             target("r2", {"fn": "earth_metric", "metric": "r2", **gaps}, ">= 0.7",
-                   "$gold.m.ref_r2", True),
+                   "$gold.m.base_r2", True),
         ],
         code=ch4_code,
         negatives={
@@ -198,7 +198,7 @@ def q10_spec() -> dict:
             reported_median("median_q10", "$gold.q.ids", table),
             target("q10_relative_error",
                    {"fn": "earth_relative_error", "truth": "$gold.q.q10", **table}, "< 0.1",
-                   "$gold.q.ref_mape", False),
+                   "$gold.q.base_mape", False),
         ],
         code=q10_code,
         negatives={

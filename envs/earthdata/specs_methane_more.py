@@ -80,9 +80,9 @@ def forecast_spec() -> dict:
             reported("fit_rmse", 0.05, metric="rmse", **fit),
             reported("fit_r2", 0.01, metric="r2", **fit),
             target("nrmse", {"fn": "earth_metric", "metric": "nrmse", **test}, "< 0.6",
-                   "$gold.f.ref_nrmse", False),
+                   "$gold.f.base_nrmse", False),
             target("r2", {"fn": "earth_metric", "metric": "r2", **test}, ">= 0.65",
-                   "$gold.f.ref_r2", True),
+                   "$gold.f.base_r2", True),
         ],
         code=forecast_code,
         negatives={
@@ -244,7 +244,7 @@ def budget_spec() -> dict:
             reported_median("median_budget", "$gold.b.ids", table),
             target("budget_error_pct",
                    {"fn": "earth_relative_error", "truth": "$gold.b.budget", "percent": True,
-                    **table}, "< 5", "$gold.b.ref_error_pct", False),
+                    **table}, "< 5", "$gold.b.base_error_pct", False),
         ],
         code=budget_code,
         negatives={

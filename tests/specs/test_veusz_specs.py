@@ -394,3 +394,31 @@ def test_the_live_document_serialized_reads_back_the_same(tmp_path):
                 if k not in ("kind", "linked", "expr")} == \
             {k: v for k, v in summary.items() if k not in ("kind", "linked", "expr")}, name
     assert fresh["datasets"]["x"]["n"] == 6 and fresh["datasets"]["x"]["finite"] == 4
+
+
+@pytest.mark.parametrize("plotted, expected", [(False, 3 / 3.5), (True, 1.0)])
+def test_youngs_modulus_scores_the_plot_before_the_fit(plotted, expected, tmp_path):
+    """The work has two parts: the tensile curve plotted (0.5) and the elastic fit and its E.
+    A fit with no xy of the test (the fit-without-plot negative) keeps the fit's credit only."""
+    task = make_task(SPECS["veusz/youngs-modulus"], 0, tmp_path)
+    try:
+        task.stage(tmp_path)
+        gold = task.gold["t"]
+        data_ = {"xData": gold["strain_col"], "yData": gold["stress_col"]}
+        widgets = {"/": {"type": "document", "settings": {}, "data": {}},
+                   "/page1/graph1/fit1": {"type": "fit", "name": "fit1", "settings": {},
+                                          "data": data_,
+                                          "curve": {"slope": gold["E_slope"]}}}
+        if plotted:
+            widgets["/page1/graph1/xy1"] = {"type": "xy", "name": "xy1", "settings": {},
+                                            "data": data_}
+        dump = {"filename": "", "modified": True, "widgets": widgets,
+                "datasets": {"strain": {**gold["strain_col"], "kind": "Dataset"},
+                             "stress": {**gold["stress_col"], "kind": "Dataset"}}}
+        state = FinalState(work_dir=tmp_path, app_state=dump, agent_status="done",
+                           answer=f"{gold['E']:.2f} GPa")
+        result = evaluate(task.criteria(), state)
+        assert result.score == pytest.approx(expected), result
+        assert result.success is plotted
+    finally:
+        task.cleanup()

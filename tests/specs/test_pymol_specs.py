@@ -550,7 +550,8 @@ def test_superpose_workflow_scores_each_stage(seed, tmp_path):
     try:
         task.stage(tmp_path)
         assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
-        g, ccol, pcol = task.gold["sw"], task.params["ccol"], task.params["pcol"]
+        g = task.gold["sw"]
+        ccol, pcol = task.params["ccol"]["name"], task.params["pcol"]["name"]
         assert g["rmsd_unaligned"] > 5 * g["rmsd"]  # the model starts elsewhere
         crystal = {"atoms": g["crystal_atoms"], "ca_centroid": g["crystal_ca"],
                    "colors": {}}

@@ -30,14 +30,20 @@ def _restore():
     # The session_file setting changed back to "" would retitle the window "PyMOL ()" at the
     # GUI's next feedback tick; a launch never fired that callback.
     cmd.get_setting_updates()
+    # That also drained the updates the GUI's timer syncs its menus' check marks with: a
+    # Display > Sequence left ticked by the last episode then read "on" over a viewer
+    # reinitialize had turned off, and a click on it turned it off. Sync them all now.
+    _sync_menu_checks(w)
     for path in FILES:
         cmd.load(path, quiet=0)
     feedback = cmd._get_feedback() or []
     _lay_out_output(w, opengl, [*feedback, rpc])
     w.lineedit.clear()
     # The viewport's own command line (keys typed while the viewport has the focus): to its
-    # start, then kill to its end (PyMOL's Ctrl-A, Ctrl-K).
-    for key in (1, 11):
+    # start, then kill to its end (PyMOL's Ctrl-A, Ctrl-K). A character first: on an empty
+    # line Ctrl-A is PyMOL's "select all" (it left a (sele) of every atom after each restore,
+    # which a menu-driven agent's next (sele) action then coloured or saved).
+    for key in (ord("x"), 1, 11):
         w.pymolwidget.pymol.button(key, -1, 0, 0, 0)
     w._setup_history()
     w.setWindowTitle("PyMOL")
@@ -48,6 +54,19 @@ def _restore():
     _QtWidgets.QApplication.processEvents()
     w.repaint()
     return "ok"
+
+
+def _sync_menu_checks(w):
+    """Each setting-bound menu action's check mark set from the setting's value now, as the
+    GUI's feedback timer does for the settings that changed (session_file left out: its
+    callback retitles the window)."""
+    skip = cmd.setting._get_index("session_file")
+    for index, callbacks in getattr(w, "setting_callbacks", {}).items():
+        if index == skip:
+            continue
+        value = cmd.get_setting_tuple(index)[1][0]
+        for callback in callbacks:
+            callback(value)
 
 
 __out__ = _restore()

@@ -69,8 +69,14 @@ __out__ = dict(loaded=channel_status["loaded"], error=channel_status["open_error
 # rebuilding them, a row keeps a stale decoration size and draws its 20 px symbol unscaled (seen
 # in about 1 in 10 in-place restores: an 8 px instead of a 4 px point for towns, 124 pixels
 # unlike a restart's). Laid out again once the map has drawn, both ways of starting look alike.
+# Each layer's legend is rebuilt there too: a symbol icon rendered before the map's first draw
+# blended its border 5 levels apart (60 pixels) in about 1 reset of 5 (test_reset_gives_
+# identical_frames, 3 of 14 runs; 0 of 24 since).
 _RELAYOUT_LAYERS = """\
 view = iface.layerTreeView()
+model = view.layerTreeModel()
+for node in project.layerTreeRoot().findLayers():
+    model.refreshLayerLegend(node)
 view.doItemsLayout()
 view.viewport().update()
 __out__ = "ok"

@@ -139,7 +139,10 @@ def kv_match(state: FinalState, path: str, expected: dict[str, Any], abs_tol: fl
 
     Returns (or, with ``key``, one item of) ``{"ok": every compared key matches,
     "fraction": matched / compared, "matched": [...], "missing": [...], "wrong": {key: why},
-    "extra": [file keys matching no expected key], "ambiguous": [...]}``.
+    "extra": [file keys matching no expected key], "ambiguous": [...], "same_keys": every
+    compared key given and no extra one, whatever the values}``. ``same_keys`` scores a
+    listing's membership apart from its values: which entries a query found is part of the
+    work before their numbers are.
     """
     if not isinstance(expected, dict) or not expected:
         raise GetterError("kv_match: expected must be a non-empty object")
@@ -179,6 +182,7 @@ def kv_match(state: FinalState, path: str, expected: dict[str, Any], abs_tol: fl
         result["extra"] = []
     result["fraction"] = len(result["matched"]) / len(compared) if compared else 0.0
     result["ok"] = bool(compared) and len(result["matched"]) == len(compared)
+    result["same_keys"] = bool(compared) and not result["missing"] and not result["extra"]
     return pick_key(path, result, key)
 
 

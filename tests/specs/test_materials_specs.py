@@ -486,6 +486,14 @@ def test_kv_match_reports_missing_wrong_extra_and_ambiguous(tmp_path):
                            abs_tol=0.01)
     assert "density" in got["ambiguous"] and "space_group_number" in got["wrong"]
     assert "id" in got["missing"] and got["extra"] == ["colour"] and got["fraction"] == 0
+    assert got["same_keys"] is False
+    wrong_values = {k: 0 for k in EXPECTED}
+    listed = getters.kv_match(_state(tmp_path, {"w.json": json.dumps(wrong_values)}), "w.json",
+                              EXPECTED)
+    assert listed["same_keys"] is True and listed["ok"] is False
+    one_more = getters.kv_match(_state(tmp_path, {"m.json": json.dumps(
+        {**wrong_values, "colour": 1})}), "m.json", EXPECTED, key="same_keys")
+    assert one_more is False
     part = getters.kv_match(_state(tmp_path), "r.json", EXPECTED, keys=["space_group_number"],
                             key="wrong")
     assert list(part) == ["space_group_number"]

@@ -319,25 +319,75 @@ RING_CLASSES: list[list[dict[int, str]]] = [
     [{3: "S", 5: "S"}], [{3: "O", 5: "S"}]]
 
 
+#: Ring vertices that may carry a methyl group (every one but the substituted vertex 1), with
+#: where the single-bond tool is dragged from the vertex to draw it outward.
+METHYL_DRAG = {2: (900, 411), 3: (900, 481), 4: (840, 510), 5: (780, 481), 6: (780, 411)}
+
+
 def ring_reactant(work: Path, rng: np.random.Generator, old: str, new: str,
                   path: str = "reactant.mol", center: list[float] | None = None,
-                  **_: Any) -> dict[str, Any]:
+                  methyls: int = 2, label: str = "", **_: Any) -> dict[str, Any]:
     """The starting material of a one-step substitution on a seeded saturated six-membered
-    ring (a formula class of :data:`RING_CLASSES`, then one of its rings): ``old`` (SMILES of
-    the leaving group) on ring carbon 1, written as a molfile like :func:`molecule`. Adds the
-    product's SMILES (``new`` in its place) and ``ring_steps``: the GUI steps that relabel the
-    ring heteroatoms of a hexagon drawn with the hexagon tool at (840, 446) (the select tool
-    when there are none)."""
+    ring (a formula class of :data:`RING_CLASSES`, then one of its rings) carrying 0 to
+    ``methyls`` methyl groups on seeded ring carbons: ``old`` (SMILES of the leaving group) on
+    ring carbon 1, written as a molfile like :func:`molecule`. Adds the product's SMILES
+    (``new`` in its place), ``hetero`` and ``methyl_at`` (ring positions), ``bond_steps``: the
+    drags of the single-bond tool that draw the substituent's bond and the methyl groups
+    outward from their vertices of a hexagon drawn with the hexagon tool at (840, 446), and
+    ``label_step``, ``ring_steps`` and ``ring_end``: the Text-tool steps that type the
+    substituent's ``label`` (the product's group, from the instruction) and relabel the ring
+    heteroatoms shown in the starting material (the select tool when there are none);
+    ``pic_width`` and ``pic_height``: the extent (screen px) of the scheme's atoms, arrow and
+    reagent as the GUI oracle draws them, for the exported picture's aspect ratio."""
     options = RING_CLASSES[int(rng.integers(len(RING_CLASSES)))]
     hetero = options[int(rng.integers(len(options)))]
-    ring = "".join(hetero.get(k, "C") for k in range(2, 7))
-    smiles = f"{old}C1{ring}1"
+    carbons = [k for k in range(2, 7) if k not in hetero]
+    k = int(rng.integers(0, min(methyls, len(carbons)) + 1))
+    methyl_at = sorted(int(v) for v in rng.choice(carbons, size=k, replace=False)) if k else []
+
+    def atom(pos: int) -> str:
+        el = hetero.get(pos, "C") + ("1" if pos == 6 else "")
+        return el + ("(C)" if pos in methyl_at else "")
+
+    ring = "".join(atom(pos) for pos in range(2, 7))
+    smiles = f"{old}C1{ring}"
     out = molecule(work, rng, smiles=smiles, path=path, center=center)
-    steps = [f"pyautogui.click(26, 397)\npyautogui.click({HEXAGON[k][0]}, {HEXAGON[k][1]})\n"
-             f"pyautogui.write('{el}')\npyautogui.press('enter')"
-             for k, el in sorted(hetero.items())]
-    return {**out, "product_smiles": f"{new}C1{ring}1",
-            "ring_steps": "\n".join(steps) or "pyautogui.click(26, 108)"}
+    # the product as the oracle draws it: hexagon, substituent bond end, methyls outward
+    ring_c = np.array([840.0, 446.0])
+    product = [np.array(HEXAGON[v], float) for v in HEXAGON] + [np.array([852.0, 398.0])]
+    for v in methyl_at:
+        out_dir = np.array(HEXAGON[v], float) - ring_c
+        product.append(np.array(HEXAGON[v], float) + BOND_PX * out_dir / np.linalg.norm(out_dir))
+    if 5 in hetero:
+        # measured: the (undrawn) label of the lower-left ring vertex widens the exported
+        # picture's box to the left, to about x = 330 on screen (seeds of three variants)
+        product.append(np.array([330.0, HEXAGON[5][1]]))
+    scheme = np.array([*out["screen"], [640, 446], [700, 446], [655, 416], *product], float)
+    extent = scheme.max(axis=0) - scheme.min(axis=0)
+    hetero_steps = [(f"pyautogui.moveTo({HEXAGON[v][0]}, {HEXAGON[v][1]})\n"
+                     f"pyautogui.click({HEXAGON[v][0]}, {HEXAGON[v][1]})",
+                     f"pyautogui.write('{el}')\npyautogui.press('enter')")
+                    for v, el in sorted(hetero.items())]
+    bonds = ["pyautogui.moveTo(840, 420)\npyautogui.dragTo(852, 376)"]
+    bonds += [f"pyautogui.moveTo({HEXAGON[v][0]}, {HEXAGON[v][1]})\n"
+              f"pyautogui.dragTo({METHYL_DRAG[v][0]}, {METHYL_DRAG[v][1]})" for v in methyl_at]
+    # The Text tool stays on after a label (Enter ends it). A ring label's editor is opened by
+    # a click at the end of one step, the pointer moved there first inside the drawing (a click
+    # sent right after the Text tool button made a free text: the atom was not yet hovered),
+    # and typed into in the next step (keys sent with the click went to XDrawChem's hot-key
+    # handler once): ``label_step`` types the substituent's label and opens the first,
+    # ``ring_steps`` labels the first and opens the second, ``ring_end`` labels the second.
+    opens, labels = [h for h, _ in hetero_steps], [t for _, t in hetero_steps]
+    ring_steps = "\n".join(labels[:1] + opens[1:2]) or "pyautogui.click(26, 108)"
+    return {**out, "product_smiles": f"{new}C1{ring}",
+            "hetero": {str(v): el for v, el in hetero.items()},
+            "methyl_at": methyl_at, "bond_steps": "\n".join(bonds),
+            "label_step": "\n".join([f"pyautogui.write('{label}')\npyautogui.press('enter')",
+                                     *opens[:1]]),
+            "ring_steps": ring_steps,
+            "ring_end": "".join(t + "\n" for t in labels[1:2]),
+            "pic_width": round(float(extent[0]), 1), "pic_height": round(float(extent[1]), 1)}
+
 
 def missing(work: Path, rng: np.random.Generator, decoy: str = "benzoic acid",
             path: str = "other.mol", **_: Any) -> dict[str, Any]:

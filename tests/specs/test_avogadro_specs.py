@@ -154,7 +154,19 @@ def test_supercell_criteria_need_the_repeats_in_the_right_axes(tmp_path):
     _cjson(work / "supercell.cjson", species, cart, big)
     assert _score(task, work).success
     _cjson(work / "supercell.cjson", gold["species"], np.array(gold["frac"]) @ lattice, lattice)
-    assert _score(task, work).score < 0.5
+    assert _score(task, work).score == 0
+    # the right number of cells along the wrong axes: the atom count is a real part of the work
+    # (partial credit), the cell and the sites are not
+    swapped = reps[::-1]
+    if swapped != reps:
+        species, cart = [], []
+        for i, j, k in np.ndindex(*swapped):
+            for el, f in zip(gold["species"], gold["frac"], strict=True):
+                species.append(el)
+                cart.append((np.array(f) + [i, j, k]) @ lattice)
+        _cjson(work / "supercell.cjson", species, cart, lattice * np.array(swapped)[:, None])
+        result = _score(task, work)
+        assert 0 < result.score < 0.5 and not result.success
 
 
 def test_scale_volume_fails_when_the_atoms_stay_behind(tmp_path):
@@ -166,7 +178,10 @@ def test_scale_volume_fails_when_the_atoms_stay_behind(tmp_path):
     _cjson(work / "scaled.cjson", gold["species"], frac @ scaled, scaled)
     assert _score(task, work).success
     _cjson(work / "scaled.cjson", gold["species"], frac @ lattice, scaled)
-    assert not _score(task, work).success
+    left_behind = _score(task, work)
+    assert not left_behind.success and 0 < left_behind.score < 1  # the cell is scaled
+    _cjson(work / "scaled.cjson", gold["species"], frac @ lattice, lattice)
+    assert _score(task, work).score == 0  # saved unchanged: nothing of the work done
 
 
 def test_infeasible_task_pays_only_for_fail(tmp_path):

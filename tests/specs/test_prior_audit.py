@@ -31,9 +31,6 @@ PRIOR_OPEN: dict[str, set[str]] = {
         'qupath/count-detections-in-annotation: the count given',
         'qupath/positive-cell-detection: the positive percentage given',
     },
-    'xdrawchem': {
-        "xdrawchem/reaction-workflow: product's molecular weight",
-    },
 }
 #: Two tools a run, in turn (staging 60 variants a task takes 10 s to 5 min a tool: R, PyMOL
 #: and Jmol compute gold values in headless programs); ``SCIAGENT_AUDIT_ALL=1`` takes all.

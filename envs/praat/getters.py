@@ -218,3 +218,19 @@ def praat_wav_similarity(state: FinalState, path: str, reference_path: str,
         if denom > 0:
             best = max(best, float(np.dot(a, b) / denom))
     return best
+
+
+@register("praat_objects")
+def praat_objects(state: FinalState, type: str, key: str) -> list[Any]:  # noqa: A002
+    """``key`` of every object of class ``type`` in Praat's Objects list at the end (from the
+    state dump), in list order; objects without that field are skipped. Fails when the list
+    holds no object of that class."""
+    if state.app_state is None:
+        raise GetterError(f"app state unavailable: {state.app_state_error or 'no reason given'}")
+    objects = state.app_state.get("objects") if isinstance(state.app_state, dict) else None
+    if not isinstance(objects, list):
+        raise GetterError("app state has no Objects list")
+    found = [o for o in objects if isinstance(o, dict) and o.get("type") == type]
+    if not found:
+        raise GetterError(f"no {type} object in the Objects list")
+    return [o[key] for o in found if key in o]

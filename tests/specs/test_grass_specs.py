@@ -167,9 +167,12 @@ def test_export_compares_the_written_slope(tmp_path):
     import tifffile
 
     _write(work / "slope_deg.tif", tifffile.imread(slope))
-    assert _score(task, work).score == 1.0
+    mean = f"{task.gold['dem']['slope_mean_deg']:.2f} deg"
+    assert _score(task, work, answer=mean).score == 1.0
+    assert _score(task, work).score == pytest.approx(0.7)  # exported, its mean not given
     _write(work / "slope_deg.tif", read_geotiff(work / "dem.tif", "dem"))
     assert _score(task, work).score == 0.0
+    assert _score(task, work, answer=mean).score == pytest.approx(0.3)  # the DEM exported
 
 
 def test_highland_counts_both_classes(tmp_path):

@@ -444,7 +444,7 @@ def test_field_calculator_area_checks_values_and_geometries(tmp_path):
     assert _score(task, tmp_path, {"layers_by_name": {"districts": {"modified": True}}}) \
         == (0.0, False)  # more edits left unsaved
     path.write_text(_with_area_field(tmp_path, field, unit["wrong"]))
-    assert _score(task, tmp_path, saved) == (0.0, False)
+    assert _score(task, tmp_path, saved) == (0.3, False)  # the field made, its values wrong
     # geometries shrunk, areas consistent with them: the districts are no longer the input's
     path.write_text(start)
     path.write_text(_with_area_field(tmp_path, field, unit["factor"], scale=0.5))
@@ -481,7 +481,7 @@ def test_zonal_stats_checks_the_means(tmp_path):
     for f in feats:
         f["properties"][field] = task.gold["terrain"]["mean"]  # the whole DEM's mean
     (tmp_path / out).write_text(_feature_collection(Path(out).stem, feats, 32633))
-    assert _score(task, tmp_path) == (0.0, False)
+    assert _score(task, tmp_path) == (0.3, False)  # the zonal layer written, its means wrong
     for f in feats:  # right means, on districts moved 1 km east
         f["properties"][field] = means[f["properties"]["name"]]
         f["geometry"]["coordinates"] = [[[x + 1000, y] for x, y in

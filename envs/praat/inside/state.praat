@@ -71,6 +71,11 @@ for i to n
     v = Get total duration
     @num: v
     o$ = o$ + ", ""duration"": " + num.result$
+  elsif type$ = "Formant"
+    v = Get time step
+    @num: v
+    o$ = o$ + ", ""time_step"": " + num.result$
+    o$ = o$ + ", ""max_formants"": " + string$ (do ("Get maximum number of formants"))
   elsif type$ = "Intensity"
     v = Get mean: 0, 0, "energy"
     @num: v

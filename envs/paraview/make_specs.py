@@ -112,7 +112,7 @@ def pressure_minimum():
         "oracle": open_file("flow.vtk") + [
             INFO_TAB, "pyautogui.scroll(-30, 140, 650)", *SYNC, read_min, "DONE"],
         "negatives": {
-            "answers-maximum": ["answer(\"$gold.f.p_max\")", "DONE"],
+            "answers-maximum": ["answer(\"{gold.f.p_max}\")", "DONE"],
             "answers-colour-bar-rounding": open_file("flow.vtk") + [
                 "answer(\"98\")", "DONE"],
             "no-answer": open_file("flow.vtk") + ["DONE"]},
@@ -158,7 +158,7 @@ def vortex_centre_console():
         "oracle": [MAIN, *python_shell(), f"pyautogui.write({code!r})", "pyautogui.press('enter')",
                    *SYNC, read, "DONE"],
         "negatives": {
-            "weakest-vortex": ["answer(\"x = $gold.f.weakest.x, y = $gold.f.weakest.y\")", "DONE"],
+            "weakest-vortex": ["answer(\"x = {gold.f.weakest.x}, y = {gold.f.weakest.y}\")", "DONE"],
             "domain-centre": ["answer(\"x = 4.00, y = 3.00\")", "DONE"],
             "no-answer": [MAIN, "DONE"]},
     }
@@ -278,31 +278,46 @@ def threshold_cells():
                        "pressure (kPa). The vortex cores are where the pressure is below "
                        "{level} kPa. Extract them with ParaView's Threshold filter on pressure "
                        "(keep the cells whose points all have pressure from the field's minimum up "
-                       "to {level}) and report how many cells the output has, e.g. answer(\"512\").",
+                       "to {level}), save the threshold's output as the CSV table {work}/{csv}, and "
+                       "report how many cells the output has, e.g. answer(\"512\").",
         "hints": "Select flow.vtk, Filters > Common > Threshold (or Ctrl+Space, 'Threshold'); "
-                 "Scalars pressure, set the Upper Threshold, keep All Scalars ticked, Apply; the "
-                 "Information tab shows the number of cells.",
+                 "Scalars pressure, set the Upper Threshold, keep All Scalars ticked, Apply; "
+                 "File > Save Data (Ctrl+S) with a name ending in .csv writes the selected "
+                 "filter's output; the Information tab shows the number of cells.",
         "difficulty": "medium", "modality": "gui", "heldout": True,
         "tags": ["threshold", "information-panel", "screen-reading", "count"],
-        "max_steps": 20,
-        "params": {"n": {"choice": [2, 3, 4]}, "level": {"choice": [100.6, 100.9, 101.1]}},
+        "max_steps": 30,
+        "params": {"n": {"choice": [2, 3, 4]}, "level": {"choice": [100.6, 100.9, 101.1]},
+                   "csv": {"choice": ["cores.csv", "low_pressure.csv", "vortex_cells.csv"]}},
         "setup": {"generate": [{**GEN, "args": {"path": "flow.vtk", "n_vortices": "$n",
                                                 "level": "$level"}}],
                   "open": ["flow.vtk"], "protect": ["flow.vtk"]},
         "evaluator": {"criteria": [
             ANSWER_GATE,
-            {"name": "cells below the level", "weight": 1,
+            {"name": "{csv} has the threshold's points", "weight": 0.25,
+             "description": "one row per point of the kept cells",
+             "getter": {"fn": "paraview_table", "path": "{csv}", "column": "pressure",
+                        "stat": "rows"},
+             "check": {"op": "numeric", "expected": "$gold.f.threshold_points", "abs_tol": 0.5}},
+            {"name": "{csv} holds the deepest core", "weight": 0.15,
+             "description": "its lowest pressure is the field's minimum",
+             "getter": {"fn": "paraview_table", "path": "{csv}", "column": "pressure",
+                        "stat": "min"},
+             "check": {"op": "numeric", "expected": "$gold.f.p_min", "abs_tol": 0.001}},
+            {"name": "cells below the level", "weight": 0.6,
              "description": "cells whose four corner points all have pressure <= the level",
              "getter": {"fn": "answer_number"},
              "check": {"op": "numeric", "expected": "$gold.f.threshold_cells", "abs_tol": 0.5}}]},
         "oracle": [MAIN, "pyautogui.click(70, 211)", *quick_launch("Threshold"),
                    "pyautogui.tripleClick(176, 614)",
                    "pyautogui.hotkey('ctrl', 'a')\npyautogui.write('{level}')",
-                   APPLY, INFO_TAB, *SYNC, read, "DONE"],
+                   APPLY, *save_data("{csv}"), INFO_TAB, *SYNC, read, "DONE"],
         "negatives": {
-            "all-cells": ["answer(\"$gold.f.n_cells\")", "DONE"],
-            "points-not-cells": ["answer(\"$gold.f.n_points\")", "DONE"],
-            "no-answer": [MAIN, "DONE"]},
+            "all-cells": ["answer(\"{gold.f.n_cells}\")", "DONE"],
+            "points-not-cells": ["answer(\"{gold.f.n_points}\")", "DONE"],
+            "no-answer": [MAIN, "DONE"],
+            "whole-field-saved": [MAIN, "pyautogui.click(70, 211)", *save_data("{csv}"),
+                                  "answer(\"{gold.f.threshold_cells}\")", "DONE"]},
     }
 
 
@@ -382,7 +397,8 @@ def colormap_range_state():
 @task
 def circulation_console():
     code = ("iv = IntegrateVariables(Input=FindSource('flow.vtk')); d = servermanager.Fetch(iv); "
-            "print('GAMMA=%.4f' % d.GetPointData().GetArray('vorticity').GetValue(0))")
+            "print('GAMMA=%.4f' % d.GetPointData().GetArray('vorticity').GetValue(0)); "
+            "SaveData('{work}/{csv}', proxy=iv)")
     read = {"read": {"region": [302, 540, 976, 190], "pattern": "GAMMA=\\s*(-?[0-9]+[.,][0-9]{{3,4}})",
                      "psm": 6, "number": True},
             "answer": "{output}"}
@@ -392,19 +408,30 @@ def circulation_console():
         "instruction": "ParaView shows {work}/flow.vtk, a 2-D flow field (x, y in metres) with a "
                        "point array vorticity (1/s) of {n} vortices. What is the total circulation "
                        "of the flow, the integral of the vorticity over the whole plane, in m²/s? "
-                       "Give the number with three decimals, e.g. answer(\"4.125\").",
+                       "Save the integrated values as the CSV table {work}/{csv} and give the "
+                       "number with three decimals, e.g. answer(\"4.125\").",
         "hints": "Filters > Data Analysis > Integrate Variables integrates every point array over "
                  "the domain; from View > Python Shell: IntegrateVariables(Input=FindSource("
-                 "'flow.vtk')) and servermanager.Fetch(...) give the value.",
+                 "'flow.vtk')) and servermanager.Fetch(...) give the value; File > Save Data "
+                 "(or SaveData('....csv', proxy=...)) writes the integrated values as a one-row "
+                 "CSV table.",
         "difficulty": "hard", "modality": "gui",
         "tags": ["console", "python-shell", "integration", "circulation"],
         "max_steps": 20,
-        "params": {"n": {"choice": [2, 3, 4]}},
+        "params": {"n": {"choice": [2, 3, 4]},
+                   "csv": {"choice": ["circulation.csv", "integrals.csv", "gamma.csv"]}},
         "setup": {"generate": [{**GEN, "args": {"path": "flow.vtk", "n_vortices": "$n"}}],
                   "open": ["flow.vtk"], "protect": ["flow.vtk"]},
         "evaluator": {"criteria": [
             ANSWER_GATE,
-            {"name": "integral of the vorticity", "weight": 1,
+            {"name": "{csv} holds the integrated vorticity", "weight": 0.4,
+             "description": "the Integrate Variables output saved: its vorticity column is the "
+                            "area integral (a table of the field itself holds point values)",
+             "getter": {"fn": "paraview_table", "path": "{csv}", "column": "vorticity",
+                        "stat": "max"},
+             "check": {"op": "numeric", "expected": "$gold.f.circulation", "abs_tol": 0.005,
+                       "rel_tol": 0.002}},
+            {"name": "integral of the vorticity", "weight": 0.6,
              "description": "the area integral (bilinear cells), within 0.2% or 0.005 m²/s",
              "getter": {"fn": "answer_number"},
              "check": {"op": "numeric", "expected": "$gold.f.circulation", "abs_tol": 0.005,
@@ -412,8 +439,8 @@ def circulation_console():
         "oracle": [MAIN, *python_shell(), f"pyautogui.write({code!r})", "pyautogui.press('enter')",
                    *SYNC, read, "DONE"],
         "negatives": {
-            "sum-without-area": ["answer(\"$gold.f.vorticity_sum\")", "DONE"],
-            "peak-vorticity": ["answer(\"$gold.f.vort_max\")", "DONE"],
+            "sum-without-area": ["answer(\"{gold.f.vorticity_sum}\")", "DONE"],
+            "peak-vorticity": ["answer(\"{gold.f.vort_max}\")", "DONE"],
             "no-answer": [MAIN, "DONE"]},
     }
 
@@ -451,7 +478,7 @@ def missing_run():
                 {"read": {"region": [146, 489, 76, 18], "pattern": "([0-9]+[.,][0-9]{{3,6}})",
                           "psm": 7, "number": True, "scale": 3}, "answer": "{output}"},
                 "DONE"],
-            "answered-then-failed": ["answer(\"$gold.r1.p_min\")", "FAIL"]},
+            "answered-then-failed": ["answer(\"{gold.r1.p_min}\")", "FAIL"]},
     }
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,17 +79,23 @@ class Adapter(ToolAdapter):
         want = task.spec.open if task is not None else ()
         for w in windows:
             if w.title.startswith(MAIN_TITLE) and w.width > 100 and w.height > 100:
-                # The title names the last data file once it is loaded.
-                return not want or w.title.endswith("/" + want[-1])
+                # The title names a data file once one is loaded (with several, the focused
+                # one: the first); after_ready waits until every file is.
+                return not want or any(w.title.endswith("/" + name) for name in want)
         return False
 
     def after_ready(self, provider: ProgramHost, task: Task | None) -> None:
         # The first replay proves the log is being written and holds the task's inputs.
         want = len(task.spec.open) if task is not None else 0
-        state = self._replay(provider, {}, timeout=self.ready_timeout)["state"]
-        loaded = sum(1 for d in state["datasets"] if d.get("points"))
-        if loaded < want:
-            raise FitykScriptError(f"Fityk shows {loaded} loaded dataset(s), expected {want}")
+        deadline = time.monotonic() + self.ready_timeout
+        while True:
+            state = self._replay(provider, {}, timeout=self.ready_timeout)["state"]
+            loaded = sum(1 for d in state["datasets"] if d.get("points"))
+            if loaded >= want:
+                return
+            if time.monotonic() > deadline:
+                raise FitykScriptError(f"Fityk shows {loaded} loaded dataset(s), expected "
+                                       f"{want}")
 
     def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
         """Run Fityk commands (one per line) after what the GUI has done; returns their output."""

@@ -13,6 +13,12 @@ it found:
   disordered carbon, an XPS C 1s envelope, a photoluminescence doublet) on a sloped linear
   baseline, with counting noise.
 
+Where a task defines its answer by a procedure whose result the generating parameters do not
+give exactly (an XPS share after Fityk's Shirley subtraction, the area ratio of two reflections
+each fitted over ±1°), the generator also runs that procedure on the noisy data it wrote
+(:func:`shirley_bg`, the same iteration as Fityk's; :func:`fit_gaussians`,
+:func:`fit_reflection`, weighted least squares as Fityk fits) and the gold is its result.
+
 Peak conventions are Fityk's: a band's ``fwhm`` is the full width at half maximum (Fityk's
 Gaussian, Lorentzian and PseudoVoigt parameter ``hwhm`` is half of it), ``area`` is the
 integral above the baseline.
@@ -110,7 +116,9 @@ def xrd_pattern(work: Path, rng: np.random.Generator, path: str = "pattern.xy",
                 families: list[str] | None = None, window: float = 1.2,
                 two_theta: list[float] | None = None, strongest_hkl: str | None = None,
                 crop: list[float] | None = None, fwhm: list[float] | None = None,
-                step: float = 0.02, texture: list[float] | None = None) -> dict[str, Any]:
+                step: float = 0.02, texture: list[float] | None = None,
+                instrument: float | None = None, inst_ratio: list[float] | None = None
+                ) -> dict[str, Any]:
     """A powder pattern whose two strongest reflections each stand alone within ``window``
     degrees (the strongest indexed ``strongest_hkl`` when given, e.g. "(200)"); gold: the
     crystal, the profile, those two reflections and, with ``crop`` [lo, hi], the points and
@@ -121,12 +129,21 @@ def xrd_pattern(work: Path, rng: np.random.Generator, path: str = "pattern.xy",
     the scan step (degrees). ``texture`` [lo, hi]: preferred orientation along a random
     cubic axis with a March-Dollase parameter drawn log-uniformly in that range (relative
     intensities then differ from the powder file's; the second-strongest reflection then keeps
-    at least 10 % of the strongest)."""
+    at least 10 % of the strongest). ``instrument``: the diffractometer's own FWHM b (degrees,
+    e.g. from a LaB6 standard) with ``inst_ratio`` [lo, hi]: b / B drawn uniformly there and the
+    observed FWHM B set from it (instead of ``fwhm``); the gold then also holds the sample's
+    FWHM corrected for the instrument, sqrt(B^2 - b^2) (Gaussian, quadratic rule), and the
+    Scherrer size from it (``strongest.scherrer_corr_nm``)."""
     lo, hi = two_theta or (10.0, 90.0)
     choices = list(families or XRD_FAMILIES)
     width = None
     if fwhm is not None:
         width = float(math.exp(rng.uniform(math.log(fwhm[0]), math.log(fwhm[1]))))
+        window = max(window, 1 + 4 * width)
+    inst_r = None
+    if instrument is not None:
+        inst_r = float(rng.uniform(*(inst_ratio or (0.35, 0.5))))
+        width = float(instrument) / inst_r
         window = max(window, 1 + 4 * width)
     for _ in range(100):
         crystal = crystals.make_crystal(rng, str(rng.choice(choices)))
@@ -148,6 +165,8 @@ def xrd_pattern(work: Path, rng: np.random.Generator, path: str = "pattern.xy",
               f"(lambda = {CU_KA} A)\ncolumns: 2theta (degrees), counts")
     (work / path).write_text(pattern.xy_text(header))
 
+    sample_fwhm = math.sqrt(max(pattern.fwhm ** 2 - float(instrument or 0) ** 2, 0.0))
+
     def describe(p: crystals.Peak) -> dict[str, Any]:
         height = pattern.height * p.intensity / 100
         return {"two_theta": p.two_theta, "theta": p.two_theta / 2, "d": bragg_d(p.two_theta),
@@ -159,7 +178,9 @@ def xrd_pattern(work: Path, rng: np.random.Generator, path: str = "pattern.xy",
                 # GUI shows the whole pattern (see plot_x): the GUI oracle drags that range
                 "plot_lo": plot_x(p.two_theta - 1.0, lo, hi),
                 "plot_hi": plot_x(p.two_theta + 1.0, lo, hi),
-                "scherrer_nm": scherrer_nm(p.two_theta, pattern.fwhm)}
+                "scherrer_nm": scherrer_nm(p.two_theta, pattern.fwhm),
+                **({"scherrer_corr_nm": scherrer_nm(p.two_theta, sample_fwhm)}
+                   if instrument is not None else {})}
 
     strongest, second = describe(ranked[0]), describe(ranked[1])
     x = pattern.two_theta
@@ -170,6 +191,14 @@ def xrd_pattern(work: Path, rng: np.random.Generator, path: str = "pattern.xy",
         "strongest": strongest, "second": second, "n_peaks": len(peaks),
         "area_ratio_pct": 100 * second["area"] / strongest["area"],
     }
+    if texture is not None:  # the two reflections as Fityk fits them (PseudoVoigt + Linear)
+        fits = [fit_reflection(x, pattern.counts, r["two_theta"], pattern.fwhm, pattern.eta,
+                               r["height"]) for r in (strongest, second)]
+        gold["fit_areas"] = [f["area"] for f in fits]
+        gold["fit_area_ratio_pct"] = 100 * fits[1]["area"] / fits[0]["area"]
+    if instrument is not None:
+        gold["instrument"] = {"fwhm": float(instrument), "ratio": inst_r,
+                              "sample_fwhm": sample_fwhm}
     if texture is not None:
         gold["texture"] = {"axis": "[" + "".join(map(str, axis)) + "]", "march_r": march}
     if crop is not None:
@@ -180,6 +209,52 @@ def xrd_pattern(work: Path, rng: np.random.Generator, path: str = "pattern.xy",
                         "x_min": float(x[inside].min()), "x_max": float(x[inside].max()),
                         "points_low_cut_only": int(np.count_nonzero(~outside_lo)),
                         "points_high_cut_only": int(np.count_nonzero(~outside_hi))}
+    return gold
+
+
+#: LaB6 (NIST SRM 660 line-profile standard): cubic Pm-3m, a = 4.15689 A, B at (x, 1/2, 1/2).
+LAB6_A, LAB6_X = 4.15689, 0.1996
+
+
+def lab6_peaks(two_theta: tuple[float, float] = (10.0, 90.0)) -> list[crystals.Peak]:
+    """The LaB6 standard's powder reflections (pymatgen, Cu Kalpha)."""
+    from pymatgen.core import Lattice, Structure
+
+    structure = Structure.from_spacegroup("Pm-3m", Lattice.cubic(LAB6_A), ["La", "B"],
+                                          [[0, 0, 0], [LAB6_X, 0.5, 0.5]])
+    lab6 = crystals.Crystal(family="lab6", structure=structure, formula="LaB6",
+                            spacegroup="Pm-3m", spacegroup_number=221)
+    return crystals.xrd_peaks(lab6, two_theta=two_theta)
+
+
+def xrd_with_standard(work: Path, rng: np.random.Generator, path: str = "sample.xy",
+                      standard_path: str = "lab6.xy", families: list[str] | None = None,
+                      strongest_hkl: str | None = None, instrument: list[float] | None = None,
+                      inst_ratio: list[float] | None = None, step: float = 0.01
+                      ) -> dict[str, Any]:
+    """A sample's powder pattern (:func:`xrd_pattern`) and the same diffractometer's scan of
+    the LaB6 line-profile standard, whose reflections have the instrument's own FWHM b (drawn
+    log-uniformly in ``instrument`` [lo, hi] degrees; the sample's observed FWHM is b / ratio,
+    ``inst_ratio`` as there). Gold: the sample's (``xrd_pattern``'s gold) and under
+    ``standard`` the LaB6 reflection nearest in 2theta to the sample's strongest one (its 2theta,
+    hkl, the pixels of 2theta -/+ 1 deg in Fityk's plot) and b."""
+    lo_b, hi_b = instrument or (0.03, 0.15)
+    b = round(_log_uniform(rng, lo_b, hi_b), 4)
+    gold = xrd_pattern(work, rng, path=path, families=families, strongest_hkl=strongest_hkl,
+                       instrument=b, inst_ratio=inst_ratio, step=step)
+    peaks = lab6_peaks()
+    pattern = crystals.powder_pattern(rng, peaks, step=step, fwhm=b,
+                                      height=float(rng.uniform(20000, 50000)))
+    header = (f"LaB6 (SRM 660) line-profile standard, Cu Kalpha (lambda = {CU_KA} A)\n"
+              "columns: 2theta (degrees), counts")
+    (work / standard_path).write_text(pattern.xy_text(header))
+    target = gold["strongest"]["two_theta"]
+    near = min(peaks, key=lambda p: abs(p.two_theta - target))
+    gold["standard"] = {
+        "two_theta": near.two_theta, "hkl": _hkl(near.hkl), "intensity": near.intensity,
+        "fwhm": pattern.fwhm, "eta": pattern.eta, "points": int(len(pattern.two_theta)),
+        "plot_lo": plot_x(near.two_theta - 1.0, 10.0, 90.0),
+        "plot_hi": plot_x(near.two_theta + 1.0, 10.0, 90.0)}
     return gold
 
 
@@ -220,10 +295,79 @@ def _log_uniform(rng: np.random.Generator, lo: float, hi: float) -> float:
     return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
 
 
+def shirley_bg(x: np.ndarray, y: np.ndarray, max_iter: int = 50, max_rdiff: float = 1e-6
+               ) -> np.ndarray:
+    """The Shirley background of (x, y) exactly as Fityk 1.3 computes it (``shirley_bg(@n)``,
+    Data > Remove Shirley BG): anchored at the first and last point's y, the step at each x
+    proportional to the (trapezoid) area above the background from the first point to x,
+    iterated until that area changes by less than ``max_rdiff`` (at most ``max_iter`` times)."""
+    y = np.asarray(y, float)
+    ya, dy = float(y[0]), float(y[-1] - y[0])
+    bg = np.full(len(y), ya)
+    cum = np.zeros(len(y))
+    old = 0.0
+    for _ in range(max_iter):
+        rest = y - bg
+        cum[1:] = np.cumsum((rest[1:] + rest[:-1]) / 2 * np.diff(x))
+        if old != 0 and abs(cum[-1] - old) / old < max_rdiff:
+            break
+        old = float(cum[-1])
+        bg = ya + dy / cum[-1] * cum
+    return bg
+
+
+def fit_gaussians(x: np.ndarray, y: np.ndarray, sigma: np.ndarray,
+                  start: list[dict[str, float]]) -> list[dict[str, float]]:
+    """Weighted least squares of a sum of Fityk Gaussians (height, center, hwhm) to (x, y),
+    started at ``start``: what Fityk's fit of that model finds (its default weights are
+    1/sigma, sigma = sqrt(counts))."""
+    from scipy.optimize import least_squares
+
+    def model(p: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(x)
+        for h, c, w in p.reshape(-1, 3):
+            out = out + h * np.exp(-math.log(2) * ((x - c) / w) ** 2)
+        return out
+
+    p0 = np.array([[b["height"], b["center"], b["hwhm"]] for b in start]).ravel()
+    res = least_squares(lambda p: (model(p) - y) / sigma, p0, method="lm", xtol=1e-12,
+                        ftol=1e-12)
+    out = []
+    for h, c, w in res.x.reshape(-1, 3):
+        out.append({"height": float(h), "center": float(c), "hwhm": float(abs(w)),
+                    "fwhm": float(2 * abs(w)), "area": float(h * abs(w) * SQRT_PI_LN2)})
+    return out
+
+
+def fit_reflection(x: np.ndarray, y: np.ndarray, center: float, fwhm: float, eta: float,
+                   height: float, half_window: float = 1.0) -> dict[str, float]:
+    """Weighted least squares (Fityk's weights, sigma = sqrt(counts)) of a PseudoVoigt on a
+    Linear background to the points within ``half_window`` degrees of ``center``, started at
+    the generating profile: what Fityk's fit of that model over that range finds. The area
+    is Fityk's PseudoVoigt area."""
+    from scipy.optimize import least_squares
+
+    inside = np.abs(x - center) < half_window
+    xs, ys = x[inside], y[inside]
+    sigma = np.sqrt(np.maximum(ys, 1.0))
+
+    def model(p: np.ndarray) -> np.ndarray:
+        h, c, w, e, a0, a1 = p
+        return h * crystals.pseudo_voigt(xs, c, 2 * abs(w), e) + a0 + a1 * (xs - center)
+
+    base = float(np.median(np.concatenate([ys[:5], ys[-5:]])))
+    p0 = np.array([height, center, fwhm / 2, eta, base, 0.0])
+    res = least_squares(lambda p: (model(p) - ys) / sigma, p0, method="lm", xtol=1e-12,
+                        ftol=1e-12)
+    h, c, w, e = res.x[:4]
+    return {"height": float(h), "center": float(c), "fwhm": float(2 * abs(w)),
+            "eta": float(e), "area": pv_area(float(h), float(2 * abs(w)), float(e))}
+
+
 def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spectrum.dat",
              axis: list[float] | None = None, fwhm: dict[str, list[float]] | None = None,
-             ratio: list[float] | None = None, shares: dict[str, list[float]] | None = None
-             ) -> dict[str, Any]:
+             ratio: list[float] | None = None, shares: dict[str, list[float]] | None = None,
+             shirley: list[float] | None = None) -> dict[str, Any]:
     """A spectrum of ``kind`` (:data:`SPECTRA`); gold: its bands by name and sorted by
     centre, and the baseline.
 
@@ -235,7 +379,12 @@ def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spect
     area in percent drawn uniformly, the first band taking the rest, tallest band at the
     drawn peak height (draws where the first band keeps under 5 %, or a share is within 5
     points of the first band's or within 3 points of its ratio to it in percent, are drawn
-    again)."""
+    again); ``shirley`` [lo, hi]: the baseline is flat below the bands and rises by an
+    inelastic (Shirley) step, drawn uniformly as that fraction of the tallest band's height,
+    proportional at each x to the band area below it (an XPS core level on increasing binding
+    energy); the gold then also holds Fityk's Shirley background of the noisy data
+    (``shirley``) and the three-Gaussian fit of the data with it subtracted (``shirley_fit``:
+    its components' areas and shares, the measurement the task defines)."""
     spec = SPECTRA[kind]
     lo, hi, step = spec["axis"]
     if axis is not None:
@@ -243,6 +392,9 @@ def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spect
     x = np.round(np.arange(lo, hi + step / 2, step), 4)
     top = float(rng.uniform(*spec["height"]))
     b0, b1 = (float(rng.uniform(*r)) for r in spec["baseline"])
+    if shirley is not None:
+        b1 = 0.0
+        step_frac = float(rng.uniform(*shirley))
     mid = (lo + hi) / 2
     y = b0 + b1 * (x - mid)
     bands = []
@@ -284,9 +436,16 @@ def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spect
         for b in bands:
             if b["name"] in unit:
                 b["height"] = scale * unit[b["name"]]
+    signal = np.zeros_like(x)
     for b in bands:
         b["area"] = pv_area(b["height"], b["fwhm"], b["eta"])
-        y = y + _band(x, b["height"], b["center"], b["fwhm"], b["eta"])
+        signal = signal + _band(x, b["height"], b["center"], b["fwhm"], b["eta"])
+    y = y + signal
+    step_bg = np.zeros_like(x)
+    if shirley is not None:
+        below = np.concatenate([[0.0], np.cumsum((signal[1:] + signal[:-1]) / 2 * np.diff(x))])
+        step_bg = step_frac * top * below / below[-1]
+        y = y + step_bg
     y = np.clip(y, 1, None)
     counts = rng.poisson(y).astype(float)
     lines = [f"# {kind} spectrum, {spec['label']} vs counts"]
@@ -294,10 +453,30 @@ def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spect
     (work / path).write_text("\n".join(lines) + "\n")
     ordered = sorted(bands, key=lambda b: b["center"])
     total = sum(b["area"] for b in bands)
-    clean = b0 + b1 * (x - mid)
-    for b in bands:
-        clean = clean + _band(x, b["height"], b["center"], b["fwhm"], b["eta"])
+    clean = b0 + b1 * (x - mid) + step_bg + signal
     named = {b["name"]: b for b in bands}
+    extra: dict[str, Any] = {}
+    if shirley is not None:
+        bg = shirley_bg(x, counts)
+        net = counts - bg
+        fitted = fit_gaussians(x, net, np.sqrt(np.maximum(counts, 1.0)), ordered)
+        fit_total = sum(f["area"] for f in fitted)
+        extra = {
+            "shirley": {"step": step_frac * top, "step_frac": step_frac,
+                        "sum_y": float(net.sum()), "sum_y_raw": float(counts.sum()),
+                        "bg_lo": float(bg[0]), "bg_hi": float(bg[-1])},
+            "shirley_fit": {"centers": [f["center"] for f in fitted],
+                            "fwhms": [f["fwhm"] for f in fitted],
+                            "areas": [f["area"] for f in fitted],
+                            "area_pcts": [100 * f["area"] / fit_total for f in fitted],
+                            "names": [b["name"] for b in ordered]},
+            "true_area_pcts": [100 * b["area"] / total for b in ordered],
+        }
+        # what Fityk's fitted model of the Shirley-subtracted counts is: this fit's curve
+        clean = np.zeros_like(x)
+        for f in fitted:
+            clean = clean + f["height"] * np.exp(-math.log(2) * ((x - f["center"])
+                                                                 / f["hwhm"]) ** 2)
     ratios = {}
     if "D" in named and "G" in named:  # Raman carbon: the D/G intensity ratios
         d_band, g_band = named["D"], named["G"]
@@ -312,10 +491,11 @@ def spectrum(work: Path, rng: np.random.Generator, kind: str, path: str = "spect
             "area_fractions": [b["area"] / total for b in ordered],
             "area_pcts": [100 * b["area"] / total for b in ordered],
             "baseline_offset": b0 - b1 * mid, "baseline_slope": b1, "points": int(len(x)),
-            "n_bands": len(bands), "lo": lo, "hi": hi, **ratios,
-            # the noiseless curve (x; baseline plus bands), kept host-side to judge an
-            # exported model by content
+            "n_bands": len(bands), "lo": lo, "hi": hi, **ratios, **extra,
+            # the noiseless curve (x; baseline plus bands; with ``shirley``, the fit of the
+            # subtracted counts), kept host-side to judge an exported model by content
             "curve": np.vstack([x, clean]).astype(np.float64)}
 
 
-GENERATORS = {"xrd_pattern": xrd_pattern, "spectrum": spectrum}
+GENERATORS = {"xrd_pattern": xrd_pattern, "xrd_with_standard": xrd_with_standard,
+              "spectrum": spectrum}

@@ -277,7 +277,7 @@ UNIT_ANSWERS = {
     # task: (gold key, unit, [(factor, equivalent unit)], factor of a bare wrong-unit number)
     "fityk/d-spacing-bragg": ("xrd.strongest.d", "Å", [(0.1, "nm")], 0.1),
     "fityk/lattice-parameter-cubic": ("xrd.a", "Å", [(0.1, "nm")], 0.1),
-    "fityk/scherrer-crystallite-size": ("xrd.strongest.scherrer_nm", "nm",
+    "fityk/scherrer-crystallite-size": ("xrd.strongest.scherrer_corr_nm", "nm",
                                         [(10, "Å"), (1e-3, "µm")], 10),
 }
 
@@ -382,8 +382,9 @@ def test_fityk_points_getter_reads_exported_columns(tmp_path):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_xps_c1s_workflow_scores_each_stage(seed, tmp_path):
-    """What the stage negatives leave: loaded and fitted (3 of 9), plus the share answered (5 of
-    9), plus the exports (8 of 9); a share given as a fraction does not pass as percent."""
+    """What the stage negatives leave: loaded, Shirley-subtracted and fitted (4 of 10), plus the
+    share answered (6 of 10), plus the exports (9 of 10); a share given as a fraction, or 0.6
+    points off the fit of the subtracted counts, does not pass."""
     import tifffile
 
     from sciagent_gym.evaluation import evaluate
@@ -396,11 +397,13 @@ def test_xps_c1s_workflow_scores_each_stage(seed, tmp_path):
         task.stage(tmp_path)
         assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
         g = task.gold["spec"]
-        bands = g["sorted"]
+        fit = g["shirley_fit"]
+        bands = [{"center": c, "fwhm": w, "area": a, "height": 1.0} for c, w, a in
+                 zip(fit["centers"], fit["fwhms"], fit["areas"], strict=True)]
         app = {"datasets": [{"index": 0, "points": g["points"], "active": g["points"],
-                             "peaks": [{"type": "Linear", "center": None}] + [
-                                 {"type": "Gaussian", "center": b["center"],
-                                  "fwhm": b["fwhm"]} for b in bands]}]}
+                             "sum_y": g["shirley"]["sum_y"],
+                             "peaks": [{"type": "Gaussian", "center": b["center"],
+                                        "fwhm": b["fwhm"]} for b in bands]}]}
 
         def score(answer=None):
             return evaluate(task.criteria(), FinalState(
@@ -408,24 +411,63 @@ def test_xps_c1s_workflow_scores_each_stage(seed, tmp_path):
                 agent_status="done")).to_dict()
 
         res = score()
-        assert res["score"] == pytest.approx(3 / 9) and res["stages_reached"] == 1
-        share = g["area_pcts"][1]
-        assert score(f"C–O: {share / 100:.4f}")["score"] == pytest.approx(3 / 9)
+        assert res["score"] == pytest.approx(4 / 10) and res["stages_reached"] == 1
+        share = fit["area_pcts"][1]
+        assert score(f"C–O: {share / 100:.4f}")["score"] == pytest.approx(4 / 10)
+        assert score(f"C–O: {share + 0.6:.2f} %")["score"] == pytest.approx(4 / 10)
         answer = f"C–O: {share:.2f} %"
         res = score(answer)
-        assert res["score"] == pytest.approx(5 / 9) and res["stages_reached"] == 2
+        assert res["score"] == pytest.approx(6 / 10) and res["stages_reached"] == 2
         (tmp_path / "c1s.peaks").write_text(
-            "# PeakType\tCenter\tHeight\tArea\tFWHM\tparameters...\n%bg  Linear\tx\tx\tx\tx\t 1 0\n"
+            "# PeakType\tCenter\tHeight\tArea\tFWHM\tparameters...\n"
             + "".join(f"%_{i}  Gaussian\t{b['center']}\t{b['height']}\t{b['area']}\t"
                       f"{b['fwhm']}\t 1 2 3\n" for i, b in enumerate(bands, 1)))
         x, curve = tifffile.imread(g["curve"])
         noisy = np.loadtxt(tmp_path / "spectrum.dat")[:, 1]
         (tmp_path / "c1s_fit.dat").write_text(
             "".join(f"{a} {n} {n}\n" for a, n in zip(x, noisy, strict=True)))
-        assert score(answer)["score"] == pytest.approx(6 / 9)  # the data is not the fit
+        assert score(answer)["score"] == pytest.approx(7 / 10)  # the data is not the fit
         (tmp_path / "c1s_fit.dat").write_text(
             "".join(f"{a} {n} {c}\n" for a, n, c in zip(x, noisy, curve, strict=True)))
         res = score(answer)
-        assert res["score"] == pytest.approx(8 / 9) and res["stages_reached"] == 3
+        assert res["score"] == pytest.approx(9 / 10) and res["stages_reached"] == 3
+        # without the Shirley subtraction the fitting stage fails, and the stages after it
+        app["datasets"][0]["sum_y"] = g["shirley"]["sum_y_raw"]
+        assert score(answer)["score"] == pytest.approx(3 / 10)
+    finally:
+        task.cleanup()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_scherrer_lab6_standard_scores_each_stage(seed, tmp_path):
+    """Both fits (2 of 5), plus the corrected size (4 of 5); the uncorrected size does not
+    pass, and without the standard's fit the size is not counted (1 of 5)."""
+    from sciagent_gym.evaluation import evaluate
+
+    spec = SPECS["fityk/scherrer-lab6-standard"]
+    task = Task(spec, seed, data.GENERATORS,
+                {"home": "/home/user", "tmp": "/tmp", "work": str(tmp_path)})
+    try:
+        task.stage(tmp_path)
+        assert 30 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+        g = task.gold["xrd"]
+        std = g["standard"]
+        assert 0.35 <= std["fwhm"] / g["fwhm"] <= 0.5
+        pv = {"type": "PseudoVoigt", "center": g["strongest"]["two_theta"], "fwhm": g["fwhm"]}
+        st = {"type": "PseudoVoigt", "center": std["two_theta"], "fwhm": std["fwhm"]}
+        app = {"datasets": [{"index": 0, "points": g["points"], "peaks": [pv]},
+                            {"index": 1, "points": std["points"], "peaks": [st]}]}
+
+        def score(answer=None):
+            return evaluate(task.criteria(), FinalState(
+                work_dir=tmp_path, app_state=app, answer=answer,
+                agent_status="done")).to_dict()["score"]
+
+        tau = g["strongest"]["scherrer_corr_nm"]
+        assert score() == pytest.approx(2 / 5)
+        assert score(f"τ = {tau:.2f} nm") == pytest.approx(4 / 5)
+        assert score(f"τ = {g['strongest']['scherrer_nm']:.2f} nm") == pytest.approx(2 / 5)
+        app["datasets"][1]["peaks"] = []
+        assert score(f"τ = {tau:.2f} nm") == pytest.approx(1 / 5)
     finally:
         task.cleanup()

@@ -81,11 +81,15 @@ def _save_rdata(csv: str, rdata: str | None, name: str, factors: list[str]) -> s
 
 def trial(work: Path, rng: np.random.Generator, path: str = "trial.csv",
           rdata: str | None = None, name: str = "trial", n_placebo: int = 60,
-          n_active: int = 72, effect: float = 8.0, boxplot: bool = False) -> dict[str, Any]:
+          n_active: int = 72, effect: float = 8.0, boxplot: bool = False,
+          sd_ratio: float = 1.0) -> dict[str, Any]:
     """A two-arm trial: ``id, arm (Placebo/Active), sex, age, sbp_base, sbp_w12`` (mmHg).
 
     Week-12 SBP = 40 + 0.7 * baseline + 0.25 * (age - 55) - effect (Active) + N(0, 9²), so the
-    true treatment effect on week-12 SBP (Active minus Placebo, adjusted) is ``-effect``.
+    true treatment effect on week-12 SBP (Active minus Placebo, adjusted) is ``-effect``. With
+    ``sd_ratio`` the Active arm's residual SD is that many times 9 mmHg (heterogeneous response
+    to treatment), so that, with unequal arm sizes, Welch's and Student's pooled t-tests give
+    different statistics and confidence intervals.
     Gold: Welch and Student t-tests of sbp_w12 by arm, the ANCOVA coefficient of the arm, arm
     means, SDs and counts, and the share of responders (a drop of 10 mmHg or more). With
     ``boxplot``, also the gold render (8-bit grey, kept on the host) of
@@ -97,8 +101,10 @@ def trial(work: Path, rng: np.random.Generator, path: str = "trial.csv",
     sex = rng.choice(["F", "M"], size=n)
     age = np.round(rng.uniform(40, 75, size=n)).astype(int)
     base = np.round(rng.normal(152, 11, size=n), 1)
-    w12 = 40 + 0.7 * base + 0.25 * (age - 55) - effect * (arm == "Active") \
-        + rng.normal(0, 9, size=n)
+    noise = rng.normal(0, 9, size=n)
+    if sd_ratio != 1.0:
+        noise = noise * np.where(arm == "Active", sd_ratio, 1.0)
+    w12 = 40 + 0.7 * base + 0.25 * (age - 55) - effect * (arm == "Active") + noise
     w12 = np.round(w12, 1)
     _write_csv(work / path, {"id": list(range(1, n + 1)), "arm": list(arm), "sex": list(sex),
                              "age": [int(a) for a in age], "sbp_base": [float(b) for b in base],
@@ -110,6 +116,10 @@ s <- t.test(sbp_w12 ~ arm, data = d, var.equal = TRUE)
 emit("welch_t", w$statistic); emit("welch_df", w$parameter); emit("welch_p", w$p.value)
 emit("welch_lo", w$conf.int[1]); emit("welch_hi", w$conf.int[2])
 emit("student_t", s$statistic); emit("student_df", s$parameter)
+ya <- d$sbp_w12[d$arm == "Active"]; yp <- d$sbp_w12[d$arm == "Placebo"]
+wa <- t.test(ya, yp)$conf.int; sa <- t.test(ya, yp, var.equal = TRUE)$conf.int
+emit("welch_ap_lo", wa[1]); emit("welch_ap_hi", wa[2])
+emit("student_ap_lo", sa[1]); emit("student_ap_hi", sa[2])
 m <- tapply(d$sbp_w12, d$arm, mean); sdv <- tapply(d$sbp_w12, d$arm, sd)
 emit("mean_placebo", m["Placebo"]); emit("mean_active", m["Active"])
 emit("sd_placebo", sdv["Placebo"]); emit("sd_active", sdv["Active"])
@@ -204,6 +214,7 @@ emit("pearson_lo", p$conf.int[1]); emit("pearson_hi", p$conf.int[2])
 s <- suppressWarnings(cor.test(d$income, d$satisfaction, method = "spearman"))
 emit("spearman_rho", s$estimate)
 av <- aov(satisfaction ~ region, data = d); emit("intercept_region", coef(av)[1])
+emit("anova_r2", summary.lm(av)$r.squared)
 a <- summary(av)[[1]]
 emit("anova_f", a[["F value"]][1]); emit("anova_p", a[["Pr(>F)"]][1])
 emit("anova_df1", a[["Df"]][1]); emit("anova_df2", a[["Df"]][2])

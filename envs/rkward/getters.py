@@ -209,3 +209,28 @@ def plot_difference(state: FinalState, path: str, reference_path: str) -> float:
     if not ink.any():
         raise GetterError(f"{path}: a blank image")
     return float(np.count_nonzero(np.abs(got - ref)[ink] > 64) / np.count_nonzero(ink))
+
+
+#: The Descriptive Statistics dialog's columns ("Save results to file") for each quantity.
+_DESCRIPTIVE = {"n": "total length (N)", "mean": "mean", "sd": "standard deviation"}
+
+
+@register("group_summary")
+def group_summary(state: FinalState, path: str, group: str, quantity: str,
+                  variable: str, key_column: str = "arm") -> Any:
+    """``quantity`` (n, mean or sd) of ``group`` in the summary table ``path``, in either of
+    two layouts: a table written in the console with the columns ``<key_column>, n, mean,
+    sd`` (one row per group; the cell of the row whose ``key_column`` reads ``group``), or the
+    table RKWard's Descriptive Statistics dialog writes with "Save results to file" when
+    grouped (one row per variable and group, its ``Object`` ``<variable>.<group>``, and the
+    columns ``total length (N)``, ``mean``, ``standard deviation``)."""
+    table = read_table(state, path)
+    if "object" not in {str(c).strip().casefold() for c in table.columns}:
+        return csv_lookup(state, path, key_column, group, quantity)
+    k = table.column_index("Object")
+    c = table.column_index(_DESCRIPTIVE[quantity])
+    want = f"{variable}.{group}"
+    rows = [r for r in table.rows if str(r[k]).strip().strip('"') == want]
+    if len(rows) != 1:
+        raise GetterError(f"{path}: {len(rows)} rows with Object = {want!r} (want one)")
+    return rows[0][c]

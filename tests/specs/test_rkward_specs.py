@@ -107,6 +107,25 @@ def test_trial_gold_matches_the_file(tmp_path, seed):
 
 
 @needs_r
+@pytest.mark.parametrize("seed", range(3))
+def test_trial_heterogeneous_arms_separate_welch_from_pooled(tmp_path, seed):
+    """trial-welch-ttest's data: a noisier, larger Active arm, so Welch's interval (Active minus
+    Placebo, centred on the difference of means) is not Student's pooled one."""
+    gold = data.trial(tmp_path, np.random.default_rng(seed), n_placebo=30, n_active=100,
+                      effect=8.0, sd_ratio=1.5)
+    centre = (gold["welch_ap_lo"] + gold["welch_ap_hi"]) / 2
+    assert centre == pytest.approx(gold["diff"], abs=1e-9)
+    assert (gold["student_ap_lo"] + gold["student_ap_hi"]) / 2 == pytest.approx(centre, abs=1e-9)
+    assert gold["student_ap_lo"] < gold["welch_ap_lo"] - 0.2  # pooled SE too large here
+    assert gold["sd_active"] > 1.2 * gold["sd_placebo"]
+    plain = data.trial(tmp_path, np.random.default_rng(seed), n_placebo=30, n_active=100,
+                       effect=8.0)
+    same = data.trial(tmp_path, np.random.default_rng(seed), n_placebo=30, n_active=100,
+                      effect=8.0, sd_ratio=1.0)
+    assert plain == same  # the default draws exactly as before
+
+
+@needs_r
 def test_survey_income_level_sets_the_adjusted_slope(tmp_path):
     """survey-report-workflow (issue 33): the seeded income level and spread move the
     region-adjusted income slope far beyond the answer's tolerance (0.0005)."""
@@ -181,6 +200,27 @@ def test_r_object_and_csv_lookup_getters(tmp_path):
         GETTERS["csv_lookup"](state, "s.csv", "arm", "All", "mean")
 
 
+
+def test_group_summary_reads_the_console_and_the_dialog_layouts(tmp_path):
+    state = _state(tmp_path, {})
+    summary = GETTERS["group_summary"]
+    (tmp_path / "s.csv").write_text('"arm","n","mean","sd"\n"Active",70,140.5,11.2\n'
+                                    '"Placebo",60,149.1,10.4\n')
+    assert summary(state, "s.csv", "Placebo", "sd", "sbp_w12") == 10.4
+    # Descriptive Statistics, grouped, "Save results to file" (write.csv with row names)
+    (tmp_path / "d.csv").write_text(
+        '"","Object","mean","min","max","standard deviation","total length (N)",'
+        '"number of NAs"\n"1","sbp_w12.Active",133.0,99.5,151.4,11.37,44,0\n'
+        '"2","sbp_w12.Placebo",144.7,124,182.2,13.01,45,0\n')
+    assert summary(state, "d.csv", "Active", "n", "sbp_w12") == 44
+    assert summary(state, "d.csv", "Placebo", "mean", "sbp_w12") == 144.7
+    assert summary(state, "d.csv", "Placebo", "sd", "sbp_w12") == 13.01
+    with pytest.raises(GetterError):  # another variable summarised
+        summary(state, "d.csv", "Active", "mean", "sbp_base")
+    (tmp_path / "r.csv").write_text('"region","n","mean","sd"\n"North",50,6.1,1.2\n')
+    assert summary(state, "r.csv", "North", "n", "satisfaction", key_column="region") == 50
+
+
 def _output_page(*sections: tuple[str, list[str], list[list[str]]]) -> str:
     """RKWard's output page as its dialogs write it (rk.header, then rk.results)."""
     html = "<pre>RKWard output initialized</pre>\n"
@@ -222,7 +262,7 @@ def test_output_page_getters(tmp_path):
 def test_welch_task_accepts_the_t_test_dialogs_output(tmp_path):
     task = _staged("rkward/trial-welch-ttest", 0, tmp_path)
     g = task.gold["trial"]
-    answer = f"{g['diff']:.3f}"
+    answer = f"lower = {g['welch_ap_lo']:.3f}, upper = {g['welch_ap_hi']:.3f}"
 
     def page(title: str, equal: str, df: float, t: float, var: str = "sbp_w12") -> str:
         return _output_page((title, [f"Comparing: {var}", f"against: {var}",
@@ -263,13 +303,23 @@ def test_welch_task_scores_the_right_session_and_not_the_wrong_ones(tmp_path):
     g = task.gold["trial"]
     good = {"trial": {"nrow": g["n"]},
             "welch": {"parameter": g["welch_df"], "statistic": -g["welch_t"]}}
-    answer = f"{g['diff']:.3f}"
+    answer = f"lower = {g['welch_ap_lo']:.3f}, upper = {g['welch_ap_hi']:.3f}"
     assert evaluate(task.criteria(), _state(tmp_path, good, answer)).score == 1.0
     student = {"trial": {"nrow": g["n"]},
                "welch": {"parameter": g["student_df"], "statistic": g["student_t"]}}
+    pooled = f"lower = {g['student_ap_lo']:.3f}, upper = {g['student_ap_hi']:.3f}"
     assert evaluate(task.criteria(), _state(tmp_path, student, answer)).score < 1.0
-    flipped = f"{-g['diff']:.3f}"
+    # Student's pooled test throughout scores nothing; its interval with Welch's object half
+    assert evaluate(task.criteria(), _state(tmp_path, student, pooled)).score == 0.0
+    assert evaluate(task.criteria(), _state(tmp_path, good, pooled)).score == pytest.approx(2 / 3)
+    flipped = f"lower = {-g['welch_ap_hi']:.3f}, upper = {-g['welch_ap_lo']:.3f}"
     assert evaluate(task.criteria(), _state(tmp_path, good, flipped)).score < 1.0
+    # the difference of means alone is not the answer
+    assert evaluate(task.criteria(), _state(tmp_path, good, f"{g['diff']:.3f}")).score \
+        == pytest.approx(2 / 3)
+    # the bounds in the other order are not the interval
+    swapped = f"{g['welch_ap_hi']:.3f}, {g['welch_ap_lo']:.3f}"
+    assert evaluate(task.criteria(), _state(tmp_path, good, swapped)).score < 1.0
     assert evaluate(task.criteria(), _state(tmp_path, {}, answer)).score == 0.0
     task.cleanup()
 
@@ -285,6 +335,7 @@ def test_state_dump_and_json_encoder_in_plain_r(tmp_path):
     code = ("trial <- data.frame(arm = factor(c('A', 'B', 'A', 'B')), y = c(1, 2, 3, 5.5))\n"
             "welch <- t.test(y ~ arm, data = trial)\nfit <- lm(y ~ arm, data = trial)\n"
             "dialog_fit <- lm(trial[['y']] ~ trial[['arm']])\n"
+            "av <- aov(y ~ arm, data = trial)\n"
             "s <- 'x\"y\\\\z'\n"
             f"local({{\n{encoder}\n    cat(json(eval(parse(text = readLines('dump.R')))))\n}})\n")
     (tmp_path / "dump.R").write_text(adapter.STATE_CODE)
@@ -299,6 +350,9 @@ def test_state_dump_and_json_encoder_in_plain_r(tmp_path):
     # the Linear Regression dialog's terms (trial[["arm"]]B) are keyed as the console's
     assert objects["dialog_fit"]["coefficients"] == objects["fit"]["coefficients"]
     assert objects["s"]["values"] == 'x"y\\z'
+    # an aov fit carries the R squared of its linear model, as the dialog's lm does
+    assert objects["av"]["r_squared"] == pytest.approx(objects["fit"]["r_squared"], abs=1e-12)
+    assert 0 < objects["av"]["r_squared"] < 1
     assert dump["output"] == ""  # no RKWard here: no output page
 
 
@@ -309,7 +363,7 @@ def test_long_horizon_tasks_are_staged_and_long():
         stages = {c.get("stage") for c in spec.evaluator}
         assert len(stages) >= 3
         steps = {Task(spec, v, {}, PATHS).oracle_steps for v in range(8)}
-        assert 25 <= min(steps) and max(steps) <= 60 and spec.max_steps >= 1.5 * max(steps)
+        assert 25 <= min(steps) and max(steps) <= 100 and spec.max_steps >= 1.5 * max(steps)
         assert {"stopped-after-open", "stopped-after-analyse"} <= set(spec.negatives)
 
 
@@ -346,4 +400,43 @@ def test_trial_workflow_scores_partial_credit_by_stage(tmp_path):
     subprocess.run(["Rscript", "--vanilla", "-e", code], cwd=tmp_path, check=True, timeout=60)
     other = evaluate(task.criteria(), _state(tmp_path, analysed, f"{g['ancova_arm']:.4f}"))
     assert other.score < 1.0
+    task.cleanup()
+
+
+@needs_r
+def test_chisq_task_accepts_the_crosstabs_dialogs_output(tmp_path):
+    """The Crosstabs dialog prints its chi-square under the section "Crosstabs (n to 1)"; the
+    Monte Carlo p-value comes with the uncorrected statistic, the asymptotic one (2x2) with
+    Yates' correction."""
+    task = _staged("rkward/casecontrol-chisq", 0, tmp_path)
+    g = task.gold["e"]
+
+    def score(stat: float, dep: str = "smoking") -> float:
+        page = _output_page(("Crosstabs (n to 1)", [
+            f"Dependent: {dep}", "Independent: status",
+            "Method: Pearson's Chi-squared test with simulated p-value (based on 2000 "
+            "replicates)"], [["Statistic", "df", "p"], [f"{stat:.7g}", "NA", "0.2"]]))
+        state = FinalState(work_dir=tmp_path, agent_status="done", answer=f"{stat:.4f}",
+                           app_state={"objects": {"cc": {"nrow": g["n"]}}, "output": page})
+        return evaluate(task.criteria(), state).score
+
+    assert score(g["chisq"]) == 1.0
+    assert score(g["chisq_yates"]) == 0.0
+    assert score(g["chisq"], dep="age_group") == 0.5
+    task.cleanup()
+
+
+@needs_r
+def test_anova_task_accepts_the_regression_dialogs_model(tmp_path):
+    task = _staged("rkward/survey-region-anova", 0, tmp_path)
+    g = task.gold["s"]
+    fit = {"class": ["lm"], "coefficients": {"(Intercept)": g["intercept_region"]},
+           "r_squared": g["anova_r2"]}
+    answer = f"{g['anova_f']:.4f}"
+    ok = evaluate(task.criteria(), _state(tmp_path, {"survey": {"nrow": g["n"]}, "fit": fit},
+                                          answer))
+    assert ok.score == 1.0
+    fit["r_squared"] = g["anova_r2"] + 0.01  # another model of the same intercept
+    assert evaluate(task.criteria(), _state(tmp_path, {"survey": {"nrow": g["n"]},
+                                                       "fit": fit}, answer)).score < 1.0
     task.cleanup()

@@ -47,7 +47,8 @@ local({
             s$coefficients <- as.list(co)
             s$formula <- paste(deparse(stats::formula(obj)), collapse = " ")
             s$n <- length(stats::residuals(obj))
-            if (!inherits(obj, "glm")) s$r_squared <- summary(obj)$r.squared
+            # summary.lm, not summary: an aov fit's own summary has no R squared
+            if (!inherits(obj, "glm")) s$r_squared <- stats::summary.lm(obj)$r.squared
         } else if (inherits(obj, "survfit")) {
             s$n <- obj$n
         } else if (is.table(obj) || is.matrix(obj)) {

@@ -138,6 +138,21 @@ def ds9_pixel_offset(state: FinalState, x: float, y: float, what: str = "pan") -
     return math.hypot(pos[0] - x, pos[1] - y)
 
 
+@register("ds9_live_circle_near")
+def ds9_live_circle_near(state: FinalState, x: float, y: float, key: str = "distance") -> Any:
+    """Of the circle regions DS9 shows now (image pixels), the one whose centre is nearest
+    (x, y): its "distance" (pixels), "r", "x", "y"; and "n_circles"."""
+    circles = [r for r in _app(state).get("regions") or []
+               if r.get("shape") == "circle" and r.get("coords")]
+    if not circles:
+        raise GetterError("DS9 shows no circle region")
+    best = min(circles, key=lambda r: math.hypot(r["coords"][0][0] - x, r["coords"][0][1] - y))
+    cx, cy = best["coords"][0][0], best["coords"][0][1]
+    info = {"distance": math.hypot(cx - x, cy - y), "x": cx, "y": cy,
+            "r": (best.get("sizes") or [None])[0], "n_circles": len(circles)}
+    return pick_key("regions", info, key)
+
+
 # --- exported PNGs by content ----------------------------------------------------------------
 
 #: Below this rank correlation a PNG is not a picture of the data: its colour fit, offset and

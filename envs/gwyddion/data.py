@@ -185,7 +185,7 @@ def surface(work_dir: Path, rng: np.random.Generator, path: str = "sample.gwy",
             slope_nm_per_um: list[float] | None = None, scale: float = 1.0,
             grain_threshold: float | None = None, lattice_nm: list[float] | None = None,
             lattice_height_nm: list[float] = (8.0, 15.0), lattice_px: list[float] | None = None,
-            lattice_height_frac: list[float] | None = None,
+            lattice_height_frac: list[float] | None = None, grains_on: str = "levelled",
             reference: list[str] = ()) -> dict[str, Any]:
     """One height channel ``title`` in ``path``; gold sizes and statistics.
 
@@ -200,7 +200,8 @@ def surface(work_dir: Path, rng: np.random.Generator, path: str = "sample.gwy",
     "crop" (the input inside ``region``), "scaled" (the input times ``scale``), "untilted"
     (the input minus the ``slope_nm_per_um`` plane) and "bow_removed" (the input minus its
     least-squares polynomial of degree 2 in x and in y: Polynomial Background, degrees 2) and
-    "bow_removed_crop" (that inside ``region``). With ``bow_nm`` and ``region``, gold
+    "bow_removed_crop" (that inside ``region``) and "aligned_levelled" (Align Rows by
+    medians, then Plane Level: "row_aligned" plane-levelled). With ``bow_nm`` and ``region``, gold
     ``region`` also holds ``flat_sa_nm`` and ``flat_sq_nm``: the window's Sa and Sq after the
     degree-2 polynomial removal.
     ``lattice_nm`` [lo, hi] draws a hexagonal close-packed monolayer of spheres (domes of
@@ -215,7 +216,9 @@ def surface(work_dir: Path, rng: np.random.Generator, path: str = "sample.gwy",
     ``grain_threshold`` (percent) adds ``grains``: the Grain Summary of the grains Mark by
     Threshold marks at that height threshold on the plane-levelled data (see
     :func:`grain_summary`), and ``grains_default`` (at Gwyddion's default 50 %) and
-    ``grains_unlevelled`` (that threshold on the input as it is) for wrong workflows.
+    ``grains_unlevelled`` (that threshold on the input as it is) for wrong workflows; with
+    ``grains_on`` "aligned_levelled" they are measured on that surface instead of on the
+    plane-levelled input (and ``grains_unaligned`` on the plane-levelled input is added).
     """
     shape = (size, size)
     a_drawn = None
@@ -291,6 +294,8 @@ def surface(work_dir: Path, rng: np.random.Generator, path: str = "sample.gwy",
         "sq_raw_nm": sq(z) / NM, "sa_raw_nm": sa(z) / NM,
         "range_nm": float(np.ptp(z) / NM), "mean_nm": float(z.mean() / NM),
     })
+    if scale != 1.0:  # Sq of the recalibrated heights as they are (no levelling)
+        gold["sq_scaled_nm"] = sq(z * scale) / NM
     if region is not None:
         rx, ry, rw, rh = region
         window = levelled[ry:ry + rh, rx:rx + rw]
@@ -308,12 +313,20 @@ def surface(work_dir: Path, rng: np.random.Generator, path: str = "sample.gwy",
               "scaled": lambda: z * scale, "untilted": lambda: z - given,
               "bow_removed": lambda: z - poly_fit(z, 2),
               "bow_removed_crop": lambda: (z - poly_fit(z, 2))[
-                  region[1]:region[1] + region[3], region[0]:region[0] + region[2]]}
+                  region[1]:region[1] + region[3], region[0]:region[0] + region[2]],
+              "aligned_levelled": lambda: plane_level(
+                  steady - np.median(steady, axis=1, keepdims=True))}
     for name in reference:
         gold[name] = arrays[name]()
     if grain_threshold is not None:
-        gold["grains"] = grain_summary(levelled, pixel, grain_threshold)
-        gold["grains_default"] = grain_summary(levelled, pixel, 50.0)
+        marked = levelled
+        if grains_on == "aligned_levelled":
+            marked = arrays["aligned_levelled"]()
+            gold["grains_unaligned"] = grain_summary(levelled, pixel, grain_threshold)
+        elif grains_on != "levelled":
+            raise ValueError(f"grains_on must be levelled or aligned_levelled, not {grains_on!r}")
+        gold["grains"] = grain_summary(marked, pixel, grain_threshold)
+        gold["grains_default"] = grain_summary(marked, pixel, 50.0)
         gold["grains_unlevelled"] = grain_summary(z, pixel, grain_threshold)
     if region is not None:
         gold["crop_width_nm"] = region[2] * pixel / NM

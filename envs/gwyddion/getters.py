@@ -105,7 +105,7 @@ def gwy_mask(state: FinalState, path: str, particles: list[dict[str, float]],
     generator placed ({"x", "y", "r_px"}): ``n_grains`` (4-connected components), ``hit``
     (particles whose centre pixel is masked), ``one_each`` (particles whose centre lies in a
     grain of its own, no two sharing one), ``stray`` (grains that hold no particle centre) and
-    ``fraction`` (masked share of the image)."""
+    ``fraction`` (masked share of the image; ``coverage_pct`` the same in percent)."""
     top = _container(state, path)
     masks = [(k, v) for k, v in top.items.items()
              if k.endswith("/mask") and isinstance(v, GwyObject)]
@@ -127,5 +127,88 @@ def gwy_mask(state: FinalState, path: str, particles: list[dict[str, float]],
     hit = [c for c in centres if c > 0]
     info = {"n_grains": count, "hit": len(hit), "one_each": len(set(hit)) == len(particles)
             and len(hit) == len(particles),
-            "stray": count - len(set(hit)), "fraction": float((mask > 0.5).mean())}
+            "stray": count - len(set(hit)), "fraction": float((mask > 0.5).mean()),
+            "coverage_pct": 100.0 * float((mask > 0.5).mean())}
+    return pick_key(path, info, key)
+
+
+def _poly_surface(z: np.ndarray, degree: int) -> np.ndarray:
+    """The least-squares polynomial of ``z`` with x and y degrees up to ``degree`` each
+    (degree 1 without the xy term: a plane)."""
+    yres, xres = z.shape
+    y, x = np.mgrid[0:yres, 0:xres].astype(float)
+    x, y = x.ravel() / xres - 0.5, y.ravel() / yres - 0.5
+    terms = [(i, j) for i in range(degree + 1) for j in range(degree + 1)]
+    if degree == 1:
+        terms = [(0, 0), (1, 0), (0, 1)]
+    basis = np.stack([x**i * y**j for i, j in terms], axis=1)
+    coef, *_ = np.linalg.lstsq(basis, z.ravel(), rcond=None)
+    return (basis @ coef).reshape(z.shape)
+
+
+def _detrended(z: np.ndarray, how: str) -> np.ndarray:
+    if how == "plane":
+        return z - _poly_surface(z, 1)
+    if how == "poly2":
+        return z - _poly_surface(z, 2)
+    if how == "rows":
+        return z - np.median(z, axis=1, keepdims=True)
+    if how == "plane_rows":
+        flat = z - _poly_surface(z, 1)
+        return flat - np.median(flat, axis=1, keepdims=True)
+    raise GetterError(
+        f"gwy_surface: detrend must be plane, poly2, rows or plane_rows, not {how!r}")
+
+
+def _slopes_nm_per_um(diff: np.ndarray, xreal: float, yreal: float) -> tuple[float, float]:
+    """The x and y slopes (nm per µm) of the least-squares plane through ``diff``."""
+    yres, xres = diff.shape
+    y, x = np.mgrid[0:yres, 0:xres].astype(float)
+    xs, ys = (x.ravel() + 0.5) * xreal / xres * 1e6, (y.ravel() + 0.5) * yreal / yres * 1e6
+    basis = np.stack([np.ones(diff.size), xs, ys], axis=1)
+    coef, *_ = np.linalg.lstsq(basis, diff.ravel(), rcond=None)
+    return float(coef[1] / NM), float(coef[2] / NM)
+
+
+@register("gwy_surface")
+def gwy_surface(state: FinalState, path: str, reference_path: str, detrend: str = "plane",
+                key: str | None = None) -> Any:
+    """How a saved channel differs from a reference surface, part by part. The channel is the
+    one closest to the reference (plain ``rel_diff``, as :func:`gwy_file`); keys:
+    ``shape_diff`` (the rel_diff once each has its own ``detrend`` removed: "plane", "poly2"
+    (x^i y^j, i, j <= 2), "rows" (each row's median) or "plane_rows" (the plane, then each
+    row's median): small when the channel shows the same surface whatever background it still
+    carries), ``tilt_nm`` (the rise across the scan of the channel's least-squares plane),
+    ``bow_nm`` (RMS of its degree-2 polynomial beyond that plane), ``row_spread_nm`` (standard
+    deviation of its row medians), ``row_jump_nm`` (standard deviation of the steps between
+    neighbouring rows' medians: line offsets left, whatever tilt) and ``slope_err_x`` /
+    ``slope_err_y`` (the x and y slopes, nm per µm, of the plane through channel minus
+    reference: what of a given tilt is left or was overdone). Of channel minus reference
+    without its plane: ``row_offset_rms_nm`` (RMS of its row means: offsets per scan line that
+    differ from the reference's) and ``within_row_nm`` (RMS of the rest: changes that are not
+    an offset of a whole line)."""
+    found = _channels(state, path)
+    ref = _reference(reference_path)
+    rel, best = min(((_rel_diff(c.data, ref), c) for c in found), key=lambda pair: pair[0])
+    z = best.data
+    if z.shape != ref.shape or not np.isfinite(z).all():
+        raise GetterError(f"{path}: no channel of the reference's shape {ref.shape}")
+    plane = _poly_surface(z, 1)
+    yres, xres = z.shape
+    rise_x, rise_y = plane[0, -1] - plane[0, 0], plane[-1, 0] - plane[0, 0]
+    bow = _poly_surface(z, 2) - plane
+    sx, sy = _slopes_nm_per_um(z - ref, best.xreal, best.yreal)
+    diff = z - ref
+    diff = diff - _poly_surface(diff, 1)
+    offsets = diff.mean(axis=1, keepdims=True)
+    info = {"rel_diff": rel,
+            "shape_diff": _rel_diff(_detrended(z, detrend), _detrended(ref, detrend)),
+            "tilt_nm": float(np.hypot(rise_x * xres / max(xres - 1, 1),
+                                      rise_y * yres / max(yres - 1, 1)) / NM),
+            "bow_nm": float(np.sqrt(np.mean((bow - bow.mean()) ** 2)) / NM),
+            "row_spread_nm": float(np.median(z, axis=1).std() / NM),
+            "row_jump_nm": float(np.diff(np.median(z, axis=1)).std() / NM),
+            "slope_err_x": sx, "slope_err_y": sy,
+            "row_offset_rms_nm": float(np.sqrt(np.mean(offsets**2)) / NM),
+            "within_row_nm": float(np.sqrt(np.mean((diff - offsets) ** 2)) / NM)}
     return pick_key(path, info, key)

@@ -602,9 +602,19 @@ def _answer_values(task: Task) -> dict:
             "more": f.get("n_above_more"), "fewer": f.get("n_above_fewer")}
 
 
-def _score_answer(task: Task, work: Path, text: str | None):
-    return evaluate(task.criteria(), FinalState(work_dir=work, app_state=build_state(FRESH_RAW),
+def _score_answer(task: Task, work: Path, text: str | None, raw: dict | None = None):
+    return evaluate(task.criteria(), FinalState(work_dir=work,
+                                                app_state=build_state(raw or _marked(task)),
                                                 answer=text))
+
+
+def _marked(task: Task) -> dict:
+    """DS9's state with what the task asks to mark on screen marked (star-peak-value: a
+    circle on the star), else the fresh state."""
+    if task.spec.slug != "star-peak-value":
+        return FRESH_RAW
+    star = task.gold["field"]["ranked"]
+    return dict(FRESH_RAW, regions=f"image\ncircle({star['peak_x']},{star['peak_y']},8)")
 
 
 @pytest.mark.parametrize(("spec_id", "right", "wrong"), [
@@ -622,12 +632,20 @@ def test_answer_tasks_read_the_answer(tmp_path, spec_id, right, wrong):
         try:
             ok = _score_answer(task, work, right.format(**fill))
             assert ok.success and ok.score == 1.0, (seed, ok.to_dict())
-            assert _score_answer(task, work, None).score == 0.0
+            assert _score_answer(task, work, None, FRESH_RAW).score == 0.0
             for text in wrong:
                 if fill["v"] == fill["other"] and "{other}" in text:
                     continue
-                bad = _score_answer(task, work, text.format(**fill))
+                bad = _score_answer(task, work, text.format(**fill), FRESH_RAW)
                 assert bad.score == 0.0 and not bad.success, (seed, text.format(**fill))
+            if spec_id == "ds9/star-peak-value":  # the circle and the value score apart
+                assert _score_answer(task, work, None).score == pytest.approx(1 / 3)
+                right_only = _score_answer(task, work, right.format(**fill), FRESH_RAW)
+                assert right_only.score == pytest.approx(2 / 3)
+                other = task.gold["field"]["other_rank"]
+                elsewhere = dict(FRESH_RAW, regions=f"image\ncircle({other['peak_x']},"
+                                                    f"{other['peak_y']},8)")
+                assert _score_answer(task, work, None, elsewhere).score == 0.0
         finally:
             task.cleanup()
 
@@ -682,7 +700,7 @@ def test_shell_cheats_would_solve_the_task_without_ds9(tmp_path, spec_id, cheat,
             if any(task.params[k] != v for k, v in params.items()):
                 continue
             g = task.gold["field"]
-            app = build_state(dict(FRESH_RAW, crop_image=f"{g['galaxy']['x']} "
+            app = build_state(dict(_marked(task), crop_image=f"{g['galaxy']['x']} "
                                    f"{g['galaxy']['y']} 40 40"))
             answer = _run_cheat(task, cheat, work, tmp_path / "bin")
             result = evaluate(task.criteria(), FinalState(work_dir=work, app_state=app,
@@ -769,5 +787,42 @@ def test_galaxy_cutout_workflow_scores_each_stage(seed, tmp_path):
                                                        p["limits"]["high"]]}}
         res = _stage_score(task, tmp_path, contoured, answer)
         assert res["score"] == pytest.approx(6 / 9) and res["stages_reached"] == 3
+    finally:
+        task.cleanup()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_smoothed_contour_view_workflow_scores_each_stage(seed, tmp_path):
+    """The states the stage negatives leave: opened and smoothed (2 of 8), plus the colour map
+    and zscale, plus the contours (6 of 8), plus the view (8 of 8); the view centred on the
+    target's pixel numbers read as sky coordinates does not count, nor a view set before the
+    contours are."""
+    spec = SPECS["ds9/smoothed-contour-view-workflow"]
+    assert "long-horizon" in spec.tags and spec.difficulty == "hard"
+    task = make_task(spec, seed, tmp_path)
+    try:
+        task.stage(tmp_path)
+        assert 25 <= task.oracle_steps <= 60 and spec.max_steps >= 1.5 * task.oracle_steps
+        p, t = task.params, task.gold["field"]["target"]
+        fresh = build_state(FRESH_RAW)
+        assert _stage_score(task, tmp_path, fresh)["score"] == 0
+        smoothed = build_state(dict(FRESH_RAW, smooth="yes", smooth_function=p["function"]["name"],
+                                    smooth_radius=str(p["radius"])))
+        res = _stage_score(task, tmp_path, smoothed)
+        assert res["score"] == pytest.approx(2 / 8) and res["stages_reached"] == 1
+        raw = dict(FRESH_RAW, smooth="yes", smooth_function=p["function"]["name"],
+                   smooth_radius=str(p["radius"]), cmap=p["cmap"]["name"], scale_mode="zscale",
+                   contour="yes", contour_nlevels=str(p["nlevels"]),
+                   contour_limits=f"{p['limits']['low']} {p['limits']['high']}")
+        res = _stage_score(task, tmp_path, build_state(raw))
+        assert res["score"] == pytest.approx(6 / 8) and res["stages_reached"] == 3
+        viewed = dict(raw, zoom=str(p["zoom"]), pan_fk5=f"{t['ra']} {t['dec']}")
+        res = _stage_score(task, tmp_path, build_state(viewed))
+        assert res["score"] == 1 and res["success"]
+        wrong = dict(viewed, pan_fk5=f"{t['x']} {t['y']}")
+        assert _stage_score(task, tmp_path, build_state(wrong))["score"] == pytest.approx(7 / 8)
+        no_contours = dict(viewed, contour="no")
+        assert _stage_score(task, tmp_path, build_state(no_contours))["score"] == pytest.approx(
+            4 / 8)
     finally:
         task.cleanup()

@@ -175,12 +175,30 @@ def test_file_task_passes_the_right_file_and_fails_the_input(task_id, seed, tmp_
         z, pixel = _input(work)
         assert _score(task, work).score == 0  # nothing saved
         write_gwy(work / name, make(z, task.gold["scan"], task.params), pixel)
-        right = _score(task, work)
+        answer = None
+        if task_id == "gwyddion/recalibrate-z-arithmetic":  # and the corrected channel's Sq
+            answer = f"{task.gold['scan']['sq_scaled_nm']:.4g} nm"
+            assert _score(task, work).score == pytest.approx(2 / 3)  # saved, not measured
+            assert _score(task, work, f"{task.gold['scan']['sq_raw_nm']:.4g} nm").score == \
+                pytest.approx(2 / 3)  # the recorded channel's Sq
+        right = _score(task, work, answer)
         assert right.success, right
         write_gwy(work / name, [("Height", z)], pixel)  # the input saved unchanged
         assert _score(task, work).score == 0
-        if task_id == "gwyddion/remove-bow-poly":  # the dialog's default degree 3
+        write_gwy(work / name, [("Height", z * 0.0)], pixel)  # a flat field: no surface
+        assert _score(task, work).score == 0
+        if task_id == "gwyddion/remove-bow-poly":
+            # the dialog's default degree 3: tilt and bow gone, but more than asked removed
             write_gwy(work / name, [("Height", z - data.poly_fit(z, 3))], pixel)
+            assert _score(task, work).score == 0.5
+            # Plane Level: the tilt gone, the bow left
+            write_gwy(work / name, [("Height", data.plane_level(z))], pixel)
+            assert _score(task, work).score == 0.25
+        if task_id == "gwyddion/level-plane-save":  # a degree-2 polynomial: tilt gone, more lost
+            write_gwy(work / name, [("Height", z - data.poly_fit(z, 2))], pixel)
+            assert _score(task, work).score == pytest.approx(1 / 3)
+        if task_id == "gwyddion/align-rows-save":  # rows aligned by their means, not medians
+            write_gwy(work / name, [("Height", z - z.mean(axis=1, keepdims=True))], pixel)
             assert _score(task, work).score == 0
         (work / name).write_bytes(b"GWYP")  # a placeholder
         assert _score(task, work).score == 0
@@ -199,7 +217,10 @@ def test_subtract_known_tilt_needs_the_given_plane_not_a_fit(tmp_path):
         write_gwy(work / "untilted.gwy", [("Height", z), ("Calculated 1", right)], pixel)
         assert _score(task, work).success
         write_gwy(work / "untilted.gwy", [("Height", data.plane_level(z))], pixel)
-        assert _score(task, work).score == 0
+        fitted = _score(task, work)  # the step along x skews the fit's x slope only
+        assert not fitted.success and fitted.score <= 0.25
+        write_gwy(work / "untilted.gwy", [("Height", z - sx * x * 1e-3)], pixel)
+        assert _score(task, work).score == 0.25  # only the x slope subtracted
         write_gwy(work / "untilted.gwy", [("Calculated 1", z - (sy * x + sx * y) * 1e-3)], pixel)
         assert _score(task, work).score == 0
     finally:
@@ -241,6 +262,25 @@ def test_mark_grains_scores_the_mask_against_the_particles(tmp_path):
         task.cleanup()
 
 
+def test_grain_count_scores_the_mask_and_the_count(tmp_path):
+    task, work = _stage("gwyddion/grain-count", tmp_path)
+    try:
+        n = task.gold["scan"]["n_particles"]
+        assert _score(task, work, str(n + 1)).score == 0
+        assert _score(task, work, str(n)).score == 0.4  # the count alone: 2 of 5
+        z, pixel = _input(work)
+        levelled = data.plane_level(z)
+        _mask_file(work / "grains.gwy", levelled,
+                   levelled > levelled.min() + 0.5 * np.ptp(levelled), pixel)
+        assert _score(task, work, str(n)).success
+        assert _score(task, work).score == 0.6
+        _mask_file(work / "grains.gwy", levelled, levelled < levelled.min() + 0.5 *
+                   np.ptp(levelled), pixel)  # the substrate marked
+        assert _score(task, work).score == 0.2  # only the levelling
+    finally:
+        task.cleanup()
+
+
 # -- answer tasks: the gold in honest forms passes, the usual mistakes fail ----------------------
 
 ANSWERS = {"gwyddion/roughness-sq": "sq_nm", "gwyddion/roughness-sa-region": "region.sa_nm"}
@@ -253,11 +293,17 @@ def test_answer_forms(task_id, tmp_path):
         value = task.gold["scan"]
         for key in ANSWERS[task_id].split("."):
             value = value[key]
+        for text in (f"{value * 1.1:.4g} nm", f"{value:.4g} um", f"{value:.3g} or {value * 2:.3g}"):
+            assert _score(task, work, text).score == 0, text
+        assert _score(task, work, f"{value:.4g} nm").score == 0.5  # measured, nothing saved
+        z, pixel = _input(work)
+        write_gwy(work / "levelled.gwy", [("Height", data.plane_level(z))], pixel)
         for text in (f"{value:.4g} nm", f"{value:.4g}", f"{value * 10:.5g} Å",
                      f"{value * 1e-9:.4e} m"):
             assert _score(task, work, text).success, text
-        for text in (f"{value * 1.1:.4g} nm", f"{value:.4g} um", f"{value:.3g} or {value * 2:.3g}"):
-            assert _score(task, work, text).score == 0, text
+        assert _score(task, work).score == 0.5  # levelled and saved, nothing measured
+        write_gwy(work / "levelled.gwy", [("Height", z)], pixel)  # saved unlevelled
+        assert _score(task, work, f"{value * 1.1:.4g} nm").score == 0
     finally:
         task.cleanup()
 
@@ -280,13 +326,25 @@ def test_particle_mean_area_reads_areas_in_any_unit_and_not_lengths(tmp_path):
         grains = task.gold["scan"]["grains"]
         area = grains["mean_area_nm2"]
         assert grains["n"] == task.gold["scan"]["n_particles"]  # the threshold splits them all
-        for text in (f"{area:.0f} nm²", f"{area:.0f} nm^2", f"{area:.0f}",
-                     f"{area * 1e-6:.6f} µm²", f"{area * 1e-6:.6f} um2"):
-            assert _score(task, work, text).success, text
         for text in (f"{area * 1e-6:.6f}", f"{grains['mean_size_nm']:.2f} nm",
                      f"{grains['total_area_nm2']:.0f} nm²",
                      f"{task.gold['scan']['grains_default']['mean_area_nm2']:.0f} nm²"):
             assert _score(task, work, text).score == 0, text
+        assert _score(task, work, f"{area:.0f} nm²").score == 0.4  # the answer alone: 2 of 5
+        z, pixel = _input(work)
+        levelled = data.plane_level(z)
+        at = levelled > levelled.min() + task.params["threshold"] / 100.0 * np.ptp(levelled)
+        _mask_file(work / "particles.gwy", levelled, at, pixel)
+        for text in (f"{area:.0f} nm²", f"{area:.0f} nm^2", f"{area:.0f}",
+                     f"{area * 1e-6:.6f} µm²", f"{area * 1e-6:.6f} um2"):
+            assert _score(task, work, text).success, text
+        assert _score(task, work).score == 0.6  # the mask saved, nothing answered
+        half = levelled > levelled.min() + 0.5 * np.ptp(levelled)  # the default threshold
+        _mask_file(work / "particles.gwy", levelled, half, pixel)
+        assert _score(task, work).score == 0.4  # one grain a particle on the levelled scan
+        unlevelled = z > z.min() + task.params["threshold"] / 100.0 * np.ptp(z)
+        _mask_file(work / "particles.gwy", z, unlevelled, pixel)  # marked on the tilt
+        assert _score(task, work).score < 0.4
     finally:
         task.cleanup()
 
@@ -325,8 +383,12 @@ def test_lattice_constant_answer_forms(tmp_path):
     try:
         scan = task.gold["scan"]
         a = scan["lattice_nm"]
+        assert _score(task, work, f"{a:.1f} nm").score == 0.5  # measured, nothing saved
+        z, pixel = _input(work)
+        write_gwy(work / "levelled.gwy", [("Height", data.plane_level(z))], pixel)
         for text in (f"{a:.1f} nm", f"{a:.1f}", f"{a / 1000:.5f} µm", f"{a * 10:.0f} Å"):
             assert _score(task, work, text).success, text
+        write_gwy(work / "levelled.gwy", [("Height", z)], pixel)  # saved unlevelled
         for text in (f"{a / 1000:.5f}", f"{scan['lattice_rows_nm']:.1f} nm",
                      f"{scan['lattice_px']:.2f}", f"{a:.1f} µm"):
             assert _score(task, work, text).score == 0, text
@@ -445,5 +507,48 @@ def test_coating_workflow_start_and_copied_inputs_score_zero(tmp_path):
         for name in ("flattened.gwy", "roi.gwy"):
             (work / name).write_bytes((work / "sample.gwy").read_bytes())
         assert _score(task, work, "2.0 nm").score == 0
+    finally:
+        task.cleanup()
+
+
+# -- the line-noise workflow: rows aligned, then levelled; each product scores its share ----------
+
+#: weights: correct 3 (line offsets, tilt, row shifts), grains 4, report 2, answer 2
+LINE_NOISE_PARTIAL = {"oracle": 1.0, "stops-after-correcting": 3 / 11,
+                      "all-but-the-answer": 9 / 11, "levelled-without-aligning": 1 / 11,
+                      "aligned-not-levelled": 2 / 11, "input-saved": 0.0}
+
+
+def _line_noise_case(task: Task, work: Path, case: str) -> str | None:
+    z, pixel = _input(work)
+    aligned = z - np.median(z, axis=1, keepdims=True)
+    corrected = {"levelled-without-aligning": data.plane_level(z), "input-saved": z,
+                 "aligned-not-levelled": aligned}.get(case, data.plane_level(aligned))
+    write_gwy(work / "corrected.gwy", [("Height", corrected)], pixel)
+    if case in ("stops-after-correcting", "input-saved"):
+        return None
+    threshold = task.params["threshold"]
+    mask = corrected > corrected.min() + threshold / 100.0 * np.ptp(corrected)
+    _mask_file(work / "particles.gwy", corrected, mask, pixel)
+    g = data.grain_summary(corrected, pixel, threshold)
+    (work / "grain_summary.txt").write_text(_grain_summary_text(
+        g["n"], g["mean_area_nm2"], g["total_area_nm2"]))
+    return None if case == "all-but-the-answer" else str(g["n"])
+
+
+@pytest.mark.parametrize("case", sorted(LINE_NOISE_PARTIAL))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_line_noise_workflow_stages_give_partial_credit(case, seed, tmp_path):
+    task, work = _stage("gwyddion/line-noise-particle-workflow", tmp_path, seed)
+    try:
+        scan = task.gold["scan"]
+        assert scan["grains"]["n"] == scan["n_particles"]  # one grain a particle
+        assert scan["grains_unaligned"]["n"] != scan["n_particles"]  # the streaks are marked
+        result = _score(task, work, _line_noise_case(task, work, case))
+        if case == "aligned-not-levelled":  # aligning rows removes a tilt along y by itself
+            assert LINE_NOISE_PARTIAL[case] - 1e-9 <= result.score < 1, result
+        else:
+            assert result.score == pytest.approx(LINE_NOISE_PARTIAL[case]), result
+        assert result.success == (case == "oracle")
     finally:
         task.cleanup()

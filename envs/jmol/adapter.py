@@ -190,7 +190,8 @@ def summarise(raw: dict[str, Any]) -> dict[str, Any]:
     Keys: atoms, models, counts ({element: atoms}), fxyz (per atom, up to 1500 atoms, else
     None), cell {a, b, c, alpha, beta, gamma} (or None), spacegroup (Hermann-Mauguin symbol
     without Jmol's "HM:"), spacegroup_number, show {unitcell, axes}, background [r, g, b]
-    (0-255), radius ({element: [min, max]} in A), color ({element: [distinct [r, g, b]]}),
+    (0-255), radius ({element: [min, max]} in A), radius_pct ({element: [min, max]}, the
+    sphere radius in % of the atom's van der Waals radius), color ({element: [distinct [r, g, b]]}),
     measurements ([{type, value, elements, visible}]), polyhedra ([{element, vertices,
     vertex_elements}]), hidden (hidden atoms), file.
     """
@@ -228,6 +229,13 @@ def summarise(raw: dict[str, Any]) -> dict[str, Any]:
         seen = out["color"].setdefault(el, [])
         if rgb not in seen:
             seen.append(rgb)
+    out["radius_pct"] = {}
+    for entry in _list(raw.get("radius_pct")):
+        el, _, value = str(entry).partition(" ")
+        pct = _number(value)
+        if el and pct is not None:
+            lo, hi = out["radius_pct"].get(el, [math.inf, -math.inf])
+            out["radius_pct"][el] = [min(lo, pct), max(hi, pct)]
     out["measurements"] = [
         {"type": m.get("type"), "value": _number(m.get("value")),
          "elements": str(m.get("elements") or "").split(),

@@ -115,12 +115,20 @@ def render_view(cif: Path, script: str, timeout: float = 120.0) -> np.ndarray:
 
 def view(work: Path, rng: np.random.Generator, family: str, formula: str | None = None,
          lattice: str = "2 2 2", axis: str = "c", background: str = "white",
-         path: str = "crystal.cif") -> dict[str, Any]:
-    """Write the seeded crystal to ``path``; gold: :func:`crystal`'s values and ``render``,
-    the view of a ``lattice`` block of cells looked at down ``axis`` on ``background`` (an
-    array: the task stores it host-side as the reference image)."""
-    gold = crystal(work, rng, family, formula, path)
-    script = (f'load "$CIF" {{{lattice}}}\nbackground {background}\n'
+         path: str = "crystal.cif", cells: int | None = None, species: str | None = None,
+         percent: int | None = None, color: str | None = None) -> dict[str, Any]:
+    """Write the seeded crystal to ``path``; gold: :func:`crystal`'s values (``cells_sites``
+    with ``cells``) and ``render``, the view of a ``lattice`` block of cells looked at down
+    ``axis`` on ``background`` (an array: the task stores it host-side as the reference
+    image); with ``species``, its atoms drawn at ``percent`` % of their van der Waals radius
+    in ``color`` (a Jmol colour name)."""
+    gold = crystal(work, rng, family, formula, path, cells=cells)
+    style = ""
+    if species:
+        if not (species.isalpha() and str(color).isalpha()):
+            raise ValueError(f"bad species or colour: {species!r}, {color!r}")
+        style = f"select _{species}; spacefill {int(percent or 0)}%; color {color}; select none\n"
+    script = (f'load "$CIF" {{{lattice}}}\n{style}background {background}\n'
               f"moveto 0 axis {axis}\n")
     gold["render"] = render_view(work / path, script)
     return gold

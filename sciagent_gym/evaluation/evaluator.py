@@ -236,10 +236,18 @@ class CriterionResult:
         return out
 
 
+#: What each broken requirement leaves of the score. A requirement is a weight-0 criterion that
+#: is not a gate ("nothing else changed", "no extra entries", "the target stays in place"): it
+#: earns nothing, and breaking it must cost something, or work that breaks it scores 1.0
+#: without success (ds9's toggle negatives did). A gate costs everything; a requirement halves.
+REQUIREMENT_PENALTY = 0.5
+
+
 @dataclass
 class EvaluationResult:
     """Score = earned weight / total weight (a pass/fail criterion earns its weight when it
-    passes, a graded one its credit's share); success = every criterion passed (and there is one).
+    passes, a graded one its credit's share), halved for each broken requirement (a weight-0
+    criterion that is not a gate); success = every criterion passed (and there is one).
 
     A staged evaluator also reports each stage and ``stages_reached``: how many stages passed
     before the first that did not.
@@ -342,6 +350,7 @@ def evaluate(
         for i, c in enumerate(criteria)
     ]
     results: list[CriterionResult] = []
+    broken = 0  # requirements (weight 0, not gates) that were checked and failed
     failed_gate: dict[str, str] = {}  # stage ("" = unstaged, which gates everything) -> gate
     stage_ok: dict[str, bool] = {}
     blocked: dict[str, str] = {}
@@ -359,6 +368,8 @@ def evaluate(
             result = _run(c, state)
             if c.gate and not result.passed:
                 failed_gate[c.stage] = c.name
+            elif c.weight == 0 and not result.passed:
+                broken += 1
         results.append(result)
         if c.stage:
             stage_ok[c.stage] = stage_ok.get(c.stage, True) and result.passed
@@ -368,6 +379,7 @@ def evaluate(
     total = math.fsum(r.weight for r in results)
     if total > 0:
         score = math.fsum(r.weight * r.earned for r in results) / total
+        score *= REQUIREMENT_PENALTY ** broken
     else:  # no criteria, or only zero-weight ones: all-or-nothing
         score = 1.0 if success else 0.0
     return EvaluationResult(score=min(1.0, max(0.0, score)), success=success, criteria=results,

@@ -275,7 +275,8 @@ def test_a_changed_protected_input_is_no_success(make):
     env.step("pyautogui.click(5, 5)")
     _, reward, _, _, info = env.step("DONE")
     assert reward == 0.0
-    assert info["evaluation"]["score"] == pytest.approx(1.0)
+    # the right answer, but a requirement broken: half the score, never 1.0 (it was)
+    assert info["evaluation"]["score"] == pytest.approx(0.5)
     assert info["evaluation"]["success"] is False
     assert not info["evaluation"]["criteria"][0]["passed"]  # "input numbers.txt unchanged"
 

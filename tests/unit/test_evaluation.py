@@ -639,6 +639,24 @@ def test_evaluate_accepts_dicts(state: FinalState) -> None:
         evaluate([crit("x", "agent_status", "nope")], state)
 
 
+def test_a_broken_requirement_halves_the_score_and_a_gate_zeroes_it(state: FinalState) -> None:
+    """Weighted work all done but a weight-0 requirement broken ("nothing else changed"):
+    the score must not be 1.0 (it was, with success False), and each one halves it."""
+    done = crit("work", "agent_status", "equals", c={"expected": "done"})
+    broken = crit("nothing else", "agent_status", "equals", weight=0, c={"expected": "fail"})
+    kept = crit("kept", "agent_status", "equals", weight=0, c={"expected": "done"})
+    one = evaluate(parse_criteria([done, broken, kept]), state)
+    assert one.score == 0.5 and not one.success
+    two = evaluate(parse_criteria([done, broken, {**broken, "name": "other"}]), state)
+    assert two.score == 0.25
+    assert evaluate(parse_criteria([done, kept]), state).score == 1.0
+    gate = {**broken, "name": "gate", "gate": True}
+    assert evaluate(parse_criteria([gate, done]), state).score == 0.0
+    # a requirement skipped behind a failed gate is not counted as broken (a gate only stops
+    # what follows it, so the work scored before it stands)
+    assert evaluate(parse_criteria([done, gate, broken]), state).score == 1.0
+
+
 def test_zero_weights(state: FinalState) -> None:
     spec = [crit("s", "agent_status", "equals", weight=0, c={"expected": "done"})]
     assert evaluate(parse_criteria(spec), state).score == 1.0

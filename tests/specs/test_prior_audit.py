@@ -18,15 +18,6 @@ pytestmark = pytest.mark.timeout(1800)
 
 #: Criteria above target on 2026-12-07 (benchmarks/results/prior-all.json), by tool.
 PRIOR_OPEN: dict[str, set[str]] = {
-    'fityk': {
-        'fityk/peak-fwhm-pseudovoigt: FWHM given in degrees 2θ',
-        'fityk/reflection-area-ratio: relative integrated intensity I2/I1',
-        'fityk/xps-c1s-component-share: C–O share of the C 1s area',
-        'fityk/xps-c1s-workflow: C–O share of the C 1s area',
-    },
-    'praat': {
-        'praat/first-formant-at-time: F1 at the requested time',
-    },
     'qupath': {
         'qupath/count-detections-in-annotation: the count given',
         'qupath/positive-cell-detection: the positive percentage given',

@@ -1,6 +1,8 @@
 # Two commands do everything on a fresh Debian 12 machine:
 #   make demo   set up, then run the main job (oracle + random episodes on SciGUI-ImageJ-v0)
 #   make test   set up, then run the test suite (end-to-end tests drive every installed tool's program)
+# and two for the documentation: `make readme` regenerates the README's and the docs' generated
+# parts (env table, env pages, measured tables), `make docs` builds the site into site/.
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -16,7 +18,7 @@ TEST_WORKERS ?= 2
 # The CPU build of torch that stable-baselines3 needs (the tests check SB3's env checker).
 TORCH ?= torch==2.13.0
 
-.PHONY: setup apt venv demo test lint readme clean
+.PHONY: setup apt venv demo test lint readme docs-pages docs clean
 setup: apt venv
 
 apt: .stamp/apt
@@ -60,10 +62,21 @@ test: setup
 	SCIAGENT_REQUIRE_APPS=1 $(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadscope
 
 lint: venv
-	$(VENV)/bin/ruff check sciagent_gym envs tests examples benchmarks scripts
+	$(VENV)/bin/ruff check sciagent_gym envs tests examples benchmarks scripts docs/hooks.py
 
+# The README's env table, docs/envs/<tool>.md and the measured tables in docs/ (see the script).
 readme: venv
 	$(PY) scripts/update_readme.py
+docs-pages: readme
+
+# The docs site (MkDocs, Material theme, API reference by mkdocstrings) into site/; --strict
+# fails on a broken link or anchor. Builds the pages as committed: run `make readme` first to
+# regenerate them.
+docs: .stamp/docs
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+.stamp/docs: pyproject.toml | .stamp/venv
+	$(PY) -m pip install -q -e ".[docs]"
+	@touch $@
 
 clean:
-	rm -rf .stamp $(DEMO_OUT) build *.egg-info
+	rm -rf .stamp $(DEMO_OUT) build site *.egg-info

@@ -1,6 +1,6 @@
 """Run a program over agent-written files in a throwaway sandbox.
 
-The evaluator trusts nothing the agent wrote (DESIGN.md section 2): a parse that needs a
+The evaluator trusts nothing the agent wrote (docs/design.md, section 2): a parse that needs a
 program (PyMOL reading a session) runs here, never on the host. Each call gets an unleased
 unprivileged uid, its own namespaces (no network), no capabilities, the seccomp filter, the
 parser rlimits, empty size-capped /tmp, /dev/shm and home (/dev and the rest of the root

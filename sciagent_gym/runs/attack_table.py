@@ -1,9 +1,9 @@
-"""The README's threat-model table, rendered from a saved ``sciagent-gym audit --attacks --json``.
+"""The threat model's attack table, rendered from a saved ``sciagent-gym audit --attacks --json``.
 
-A whole catalogue over every tool takes most of an hour, so the README is rendered from the
-saved report (``benchmarks/results/attacks-all.json``) rather than rerun;
+A whole catalogue over every tool takes most of an hour, so the table in docs/threat-model.md is
+rendered from the saved report (``benchmarks/results/attacks-all.json``) rather than rerun;
 ``scripts/update_readme.py`` rewrites the section between :data:`README_MARKER` and the end
-marker, and ``tests/unit/test_attack_table.py`` checks that the README and the report agree.
+marker, and ``tests/unit/test_attack_table.py`` checks that the page and the report agree.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def markdown(report: dict[str, Any], catalogue: dict[str, tuple[str, str]]) -> s
 
 
 def readme_section(report: dict[str, Any], catalogue: dict[str, tuple[str, str]]) -> str:
-    """What the README shows: how it was measured, then the table."""
+    """What the docs show: how it was measured, then the table."""
     tools = [t["tool"] for t in report["tools"]]
     when = report.get("measured", "")
     skipped = report.get("skipped") or {}

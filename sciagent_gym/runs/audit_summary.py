@@ -1,7 +1,7 @@
-"""The README's audit table, one row per tool, from the JSON reports a test run leaves.
+"""The audit's summary table, one row per tool, from the JSON reports a test run leaves.
 
 ``SCIAGENT_AUDIT_DIR=.audit make test`` (what ``.ci/run`` does) writes ``<tool>.json`` per
-audited tool; ``sciagent-gym audit --summary .audit`` prints the Markdown table, so the README's
+audited tool; ``sciagent-gym audit --summary .audit`` prints the Markdown table, so the docs'
 table is generated from a measured run and a new tool gets its row with no code written.
 """
 

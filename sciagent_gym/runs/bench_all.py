@@ -5,7 +5,7 @@ process, with the load average when the row started and ended: on a shared machi
 explains more of a slow row than the tool does. A full run is long (an hour on 2 cores), so
 results are saved after every tool and a rerun skips the tools already measured (``force``
 measures them again); a tool that fails is recorded with its error and tried again next run.
-Writes bench-all.json (every figure), bench-all.csv, bench-all.md (the README's table) and
+Writes bench-all.json (every figure), bench-all.csv, bench-all.md (the table in docs/speed.md) and
 bench-all.png.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 from sciagent_gym.runs.bench import run_bench
 
 STEM = "bench-all"
-#: README "## Speed": scripts/update_readme.py puts ``readme_section`` of the committed
+#: docs/speed.md: scripts/update_readme.py puts ``readme_section`` of the committed
 #: benchmarks/results/bench-all.json between this and ``<!-- end generated -->``.
 README_MARKER = "<!-- generated: benchmarks/results/bench-all.json (sciagent-gym bench --all) -->\n"
 #: (key in a row, CSV/Markdown header); the Markdown table shows a subset, see ``markdown``.
@@ -132,7 +132,7 @@ def run_all(out: str | Path, tools: Iterable[str] | None = None, episodes: int =
     installed, missing = tool_status(tools)
     data = load(out)
     # A rerun of some tools updates what it checked and keeps the rest (and the full run's
-    # command, which the README quotes).
+    # command, which the docs quote).
     checked = set(installed) | set(missing)
     data["missing"] = {**{t: w for t, w in data.get("missing", {}).items() if t not in checked},
                        **missing}
@@ -249,7 +249,7 @@ def markdown(data: dict[str, Any], half: dict[str, dict[str, int]] | None = None
 
 
 def summary(data: dict[str, Any]) -> str:
-    """One sentence for the README: the command, the dates and the load of the rows."""
+    """One sentence for the docs: the command, the dates and the load of the rows."""
     ok = [r for r in data["rows"].values() if r.get("status") == "ok"]
     if not ok:
         return "No tool measured yet."
@@ -263,7 +263,7 @@ def summary(data: dict[str, Any]) -> str:
 
 
 def readme_section(data: dict[str, Any], half: dict[str, dict[str, int]] | None = None) -> str:
-    """What the README shows: the sentence on how it was measured, then the table."""
+    """What docs/speed.md shows: the sentence on how it was measured, then the table."""
     text = summary(data)
     if half:
         text += (" Half-painted: of `benchmarks/settle_damage.py`'s seeded random steps (its own "
@@ -320,7 +320,7 @@ def plot_all(data: dict[str, Any], path: str | Path) -> None:
 
 
 def _command(args: argparse.Namespace) -> str:
-    """The command line that reproduces this run (for the README's text)."""
+    """The command line that reproduces this run (for the docs' text)."""
     parts = ["sciagent-gym bench --all"]
     if args.tools:
         parts.append(f"--tools {args.tools}")

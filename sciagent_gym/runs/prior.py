@@ -46,7 +46,8 @@ CHOICE_SLACK = 0.05
 PATHS = {"home": INSIDE_HOME, "work": f"{INSIDE_HOME}/work", "tmp": "/tmp"}
 #: Getters that read the agent's ``answer(...)``; their criteria are what this audit covers.
 ANSWER_PREFIX = "answer_"
-#: Where scripts/update_readme.py puts :func:`readme_section` (up to the end marker).
+#: Where scripts/update_readme.py puts :func:`readme_section` in docs/rewards-and-splits.md (up
+#: to the end marker).
 README_MARKER = ("<!-- generated: benchmarks/results/prior-all.json "
                  "(sciagent-gym audit --prior --json) -->\n")
 #: Gates that guard nothing about the program's state: the answer's presence, the ending.
@@ -322,7 +323,7 @@ def audit_prior(tool: str, tasks: Iterable[str] | None = None, train: int = 30,
 
 
 def summary_markdown(reports: Iterable[PriorReport]) -> str:
-    """The README's table: a row per tool."""
+    """The docs' table (docs/rewards-and-splits.md): a row per tool."""
     lines = ["| tool | answer criteria | worst constant share | where | above target "
              "| decided by the instruction | behind a state gate | not covered |",
              "|---|---|---|---|---|---|---|---|"]
@@ -345,7 +346,7 @@ def report_from_dict(data: dict[str, Any]) -> PriorReport:
 
 
 def readme_section(data: dict[str, Any]) -> str:
-    """What the README shows of ``audit --prior --json``: how it was measured, the table."""
+    """What the docs show of ``audit --prior --json``: how it was measured, the table."""
     reports = [report_from_dict(t) for t in data["tools"]]
     total = sum(len(r.criteria) for r in reports)
     over = sum(r.row()["over"] for r in reports)

@@ -106,7 +106,7 @@ from sciagent_gym.tasks.step_schema import _check_steps, _require, gui_only
 
 DIFFICULTIES = ("easy", "medium", "hard")
 #: What the agent may use: ``gui`` (mouse, keyboard, answer), ``gui+cli`` (also run()/launch()),
-#: ``code`` (code environments). See DESIGN.md section 2.
+#: ``code`` (code environments). See docs/design.md, section 2.
 MODALITIES = ("gui", "gui+cli", "code")
 CLI_MODALITIES = ("gui+cli", "code")
 _TOP_FIELDS = {"id", "tool", "title", "instruction", "difficulty", "tags", "max_steps",

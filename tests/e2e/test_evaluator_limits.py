@@ -1,5 +1,5 @@
 """The evaluator against hostile files: size limits on every parse, and the PyMOL session
-reader unpickling nothing but data in a throwaway sandbox (DESIGN.md section 2).
+reader unpickling nothing but data in a throwaway sandbox (docs/design.md, section 2).
 
 Bomb files are parsed in a child interpreter (under an address-space limit, so that a
 regression cannot take the machine down), whose peak RSS growth is measured.

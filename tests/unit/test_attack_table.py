@@ -1,4 +1,5 @@
-"""The README's attack table: rendered from a saved catalogue report, and in step with it."""
+"""The threat model's attack table (docs/threat-model.md): rendered from a saved catalogue report,
+and in step with it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from sciagent_gym.runs.attacks import CATALOGUE
 
 ROOT = Path(__file__).resolve().parents[2]
 SAVED = ROOT / "benchmarks" / "results" / "attacks-all.json"
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "threat-model.md"
 
 CATALOGUE_OF_TWO = {"spy": ("spy", "see the program"), "fork-bomb": ("limits", "1000 processes")}
 
@@ -43,11 +44,11 @@ def test_section_says_how_it_was_measured():
     assert "not installed: qupath" in text and text.endswith("| **total** | | | **3/4** | |")
 
 
-def test_readme_shows_the_saved_report():
+def test_the_threat_model_page_shows_the_saved_report():
     if not SAVED.is_file():  # the table is generated once a full run is saved
-        assert attack_table.README_MARKER not in README.read_text()
+        assert attack_table.README_MARKER not in PAGE.read_text()
         return
-    text = README.read_text()
+    text = PAGE.read_text()
     start = text.index(attack_table.README_MARKER) + len(attack_table.README_MARKER)
     stop = text.index("\n<!-- end generated -->", start - 1)
     want = attack_table.readme_section(json.loads(SAVED.read_text()),

@@ -1,4 +1,4 @@
-"""The README's audit table is generated from the JSON reports a test run saves."""
+"""The audit's summary table (a row per tool), generated from the JSON reports a test run saves."""
 
 from __future__ import annotations
 

@@ -166,14 +166,14 @@ def test_cli_parses_all_and_records_the_command():
                                         "--out benchmarks/results")
 
 
-def test_readme_speed_table_is_the_generated_one():
-    """README "## Speed" shows bench-all.json as scripts/update_readme.py renders it."""
+def test_docs_speed_table_is_the_generated_one():
+    """docs/speed.md shows bench-all.json as scripts/update_readme.py renders it."""
     results = ROOT / "benchmarks" / "results" / "bench-all.json"
     if not results.is_file():
         pytest.skip("no bench-all.json committed yet")
     marker = bench_all.README_MARKER
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index(marker) + len(marker)
-    section = readme[start:readme.index("<!-- end generated -->", start)]
+    page = (ROOT / "docs" / "speed.md").read_text()
+    start = page.index(marker) + len(marker)
+    section = page[start:page.index("<!-- end generated -->", start)]
     assert section.strip() == bench_all.readme_section(
         json.loads(results.read_text()), bench_all.half_painted(results.parent))

@@ -1,6 +1,7 @@
 """A tool is its two folders and nothing else: copy one tool's envs/ and task_specs/ folders
 under a new name into a copy of the tree, install that tree, and the new env registers, lists
-its tasks and passes the spec checks every tool passes, with no other file touched."""
+its tasks, passes the spec checks every tool passes and renders its docs page, with no other
+file touched."""
 
 from __future__ import annotations
 
@@ -102,3 +103,15 @@ def test_the_copied_tool_passes_the_common_spec_checks(installed):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     passed = re.search(r"(\d+) passed", result.stdout)
     assert passed and int(passed.group(1)) >= 10 * 5, result.stdout[-1000:]
+
+
+def test_the_copied_tool_gets_its_generated_doc_page(installed):
+    """Its docs page (docs/envs/<tool>.md, written by `make readme`) comes from its two folders:
+    the env, each task with its GUI oracle's step count, and its NOTES.md."""
+    tmp, site = installed
+    page = _run(tmp, site, "-c", (
+        "from sciagent_gym.cli.listing import env_page, list_rows\n"
+        f"print(env_page(list_rows({NEW!r})[0]))"))
+    assert page.returncode == 0, page.stderr[-3000:]
+    assert page.stdout.startswith("# SciGUI-NewTool-v0\n")
+    assert f"| `{NEW}/" in page.stdout and f"`envs/{NEW}/NOTES.md`" in page.stdout

@@ -140,17 +140,17 @@ def test_an_unknown_tool_is_a_clear_error_not_a_traceback(capsys):
         assert "error: unknown tool 'no-such-tool'" in capsys.readouterr().err
 
 
-def test_a_report_survives_json_and_the_readme_shows_the_measured_one():
+def test_a_report_survives_json_and_the_docs_show_the_measured_one():
     report = audit_prior("faketool", train=10, unseen=10)
     back = report_from_dict(json.loads(json.dumps(report.to_dict())))
     assert back.row() == report.row() and back.table() == report.table()
     measured = ROOT / "benchmarks" / "results" / "prior-all.json"
-    readme = (ROOT / "README.md").read_text()
-    assert README_MARKER in readme
-    start = readme.index(README_MARKER) + len(README_MARKER)
-    shown = readme[start:readme.index("\n<!-- end generated -->", start - 1)]
+    page = (ROOT / "docs" / "rewards-and-splits.md").read_text()
+    assert README_MARKER in page
+    start = page.index(README_MARKER) + len(README_MARKER)
+    shown = page[start:page.index("\n<!-- end generated -->", start - 1)]
     assert shown == readme_section(json.loads(measured.read_text())), \
-        "README's prior table is stale: python scripts/update_readme.py"
+        "docs/rewards-and-splits.md's prior table is stale: make readme"
 
 
 def test_a_criterion_of_a_later_stage_is_judged_on_its_own_check(tmp_path):

@@ -30,15 +30,16 @@ from sciagent_gym.actions.human import action_to_dict
 from sciagent_gym.actions.parse import parse_action
 from sciagent_gym.actions.space import make_action_space
 from sciagent_gym.actions.text_space import UnicodeText
+from sciagent_gym.benchmarks import load_all as load_benchmarks
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.evaluation import (
     EvaluationResult,
     FinalState,
     commands_needed,
     evaluate,
-    stbench_reward,
 )
 from sciagent_gym.evaluation.cost import is_cheap
+from sciagent_gym.evaluation.rewards import EpisodeEnd, episode_reports, get_reward
 from sciagent_gym.processes import close_at_exit, owned_tempdir
 from sciagent_gym.providers.base import Provider
 from sciagent_gym.safe_fs import freeze_copy
@@ -50,7 +51,6 @@ from sciagent_gym.timings import Timings
 from sciagent_gym.tools import load_adapter, load_tool_specs
 
 PROVIDERS = ("local", "qemu", "remote", "fake")
-REWARD_MODES = ("partial", "binary", "dense", "stbench")
 MAX_INSTRUCTION = 4096
 MAX_TERMINAL = 16384
 MAX_WAIT = 10.0
@@ -85,14 +85,16 @@ class SciGUIEnv(gym.Env):
         render_mode: ``None`` or ``"rgb_array"`` (the last screenshot).
         screen_size: (width, height) of the virtual screen.
         max_steps: step budget; default the task's own (50 unless the spec says otherwise).
-        reward: ``"partial"`` (the evaluator's score at the end), ``"binary"`` (1.0 on success)
-            or ``"dense"``: after every step, the change in a progress score computed from the
-            cheap criteria only (files, tables, status, windows, pixels; see
-            ``evaluation.cost``) with every criterion's weight in the total; the final step adds
-            the rest, so an episode's rewards sum to its final partial score. ``"stbench"``:
-            ST-Bench's continuous training reward at the end (tasks whose metrics are
-            ``stbench_target`` criteria; see ``evaluation.stbench_criteria``). Such tasks
-            put its per-metric breakdown in the final ``info["stbench"]`` in every mode.
+        reward: the name of a registered reward (``evaluation.rewards``): ``"partial"`` (the
+            evaluator's score at the end), ``"binary"`` (1.0 on success) or ``"dense"``: after
+            every step, the change in a progress score computed from the cheap criteria only
+            (files, tables, status, windows, pixels; see ``evaluation.cost``) with every
+            criterion's weight in the total; the final step adds the rest, so an episode's
+            rewards sum to its final partial score. Ported benchmarks add theirs:
+            ``"stbench"``, ST-Bench's continuous training reward at the end (tasks whose
+            metrics are ``stbench_target`` criteria; ``sciagent_gym.benchmarks.stbench``).
+            Episode reports registered beside them put their breakdown in the final step's
+            ``info`` in every mode (ST-Bench's per-metric reward in ``info["stbench"]``).
         split: ``None`` (all variants and tasks), ``"train"``/``"val"``/``"test"``: reset only
             draws variant seeds of that split (a fixed 80/10/10 hash of task id and seed; for a
             task with a query pool, its queries' fixed split in ST-Bench's proportions) of
@@ -158,8 +160,8 @@ class SciGUIEnv(gym.Env):
                  modality: str | None = None) -> None:
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', not {render_mode!r}")
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
+        load_benchmarks()  # their rewards and episode reports
+        self._reward = get_reward(reward)
         if split is not None and split not in (*SPLITS, HELDOUT_SPLIT):
             raise ValueError(f"split must be None or one of {(*SPLITS, HELDOUT_SPLIT)}, "
                              f"not {split!r}")
@@ -230,7 +232,7 @@ class SciGUIEnv(gym.Env):
         #: What the last freeze copied and left out (``safe_fs.FreezeReport.to_dict``).
         self.freeze_report: dict | None = None
         self.evaluation: EvaluationResult | None = None
-        self._stbench = None  # the ST-Bench reward's breakdown (tasks with stbench_target)
+        self.episode_reports: dict[str, Any] = {}  # registered reports' breakdowns at the end
         self._criteria: list = []
         self._frozen: list[Path] = []  # private copies of work dirs the evaluator read
         self._frame = np.zeros((self.height, self.width, 3), np.uint8)
@@ -326,11 +328,9 @@ class SciGUIEnv(gym.Env):
         super().reset(seed=seed)
         options = dict(options or {})
         task_id, variant = self._draw(self.np_random, options)
-        if self.reward_mode == "stbench" and not any(
-                c.get("check", {}).get("op") == "stbench_target"
-                for c in self.specs[task_id].evaluator):
-            raise ValueError(f"reward='stbench' needs a task whose metrics are stbench_target "
-                             f"criteria; {task_id} has none")
+        why = self._reward.refuses and self._reward.refuses(self.specs[task_id].evaluator)
+        if why:
+            raise ValueError(f"reward={self.reward_mode!r} cannot score {task_id}: {why}")
         provider = self._ensure_provider()
         if self.task is not None:
             self.task.cleanup()
@@ -343,10 +343,11 @@ class SciGUIEnv(gym.Env):
         self._terminal = ""
         self._answer = None
         self._steps = 0
-        self.final_state = self.evaluation = self._stbench = None
+        self.final_state = self.evaluation = None
+        self.episode_reports: dict[str, Any] = {}
         self._episode_over = False
         self._criteria = self.task.criteria()
-        self._progress = self._cheap_score() if self.reward_mode == "dense" else 0.0
+        self._progress = self._cheap_score() if self._reward.dense else 0.0
         self._prefetch(seed, options, (task_id, variant))
         info = {"task_id": task_id, "variant": variant,
                 "split": episode_split(self.task.spec, variant),
@@ -492,11 +493,10 @@ class SciGUIEnv(gym.Env):
         if terminated or truncated:
             reward = self._finish(status)
             info["evaluation"] = self.evaluation.to_dict()
-            if self._stbench is not None:
-                info["stbench"] = self._stbench.to_dict()
+            info.update(self.episode_reports)
             # "done", "fail", "truncated" (step budget), "crashed" or "limit" (memory)
             info["end"] = status
-        elif self.reward_mode == "dense":
+        elif self._reward.dense:
             progress = self._cheap_score()
             reward, self._progress = progress - self._progress, progress
         grab = self.provider.last_grab_seconds
@@ -547,18 +547,11 @@ class SciGUIEnv(gym.Env):
         self._episode_over = True
         self.final_state = self.collect_final_state(status)
         self.evaluation = evaluate(self._criteria, self.final_state)
-        # a query's metrics (ST-Bench) also get the training reward's breakdown, whatever the
-        # reward mode: reports rebuild ST-Bench's evaluation metrics from it
-        self._stbench = stbench_reward(self._criteria, self.final_state)
-        if self.reward_mode == "stbench":
-            # ST-Bench's reward applies no gate, but giving up on a feasible task earns nothing
-            gave_up = status == "fail" and not self.task.spec.infeasible
-            return self._stbench.score if self._stbench is not None and not gave_up else 0.0
-        if self.reward_mode == "binary":
-            return 1.0 if self.evaluation.success else 0.0
-        if self.reward_mode == "dense":
-            return float(self.evaluation.score) - self._progress
-        return float(self.evaluation.score)
+        # every episode report (a ported benchmark's breakdown), whatever the reward
+        self.episode_reports = episode_reports(self._criteria, self.final_state)
+        gave_up = status == "fail" and not self.task.spec.infeasible
+        return self._reward.final(EpisodeEnd(self._criteria, self.final_state, self.evaluation,
+                                             gave_up, paid=self._progress))
 
     def _cheap_score(self) -> float:
         """Progress from the cheap criteria, over the total weight of all criteria."""

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sciagent_gym.envs.earthdata.data import kge, nse, silhouette
 
+import sciagent_gym.benchmarks.stbench  # noqa: F401  registers stbench_*, which the specs use
 from sciagent_gym.evaluation import GetterError, register
 from sciagent_gym.evaluation.getters.reading import decode_text, looks_binary, read_bytes
 

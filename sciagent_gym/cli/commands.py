@@ -99,7 +99,8 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from sciagent_gym.runs import csmbench_report, reports
+    from sciagent_gym.benchmarks import load_all
+    from sciagent_gym.runs import reports
     from sciagent_gym.runs.reports import (
         episode_metrics,
         format_table,
@@ -131,19 +132,16 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(f"wrote {out / 'report.csv'} and {out / 'report.png'}")
         return 0
     metrics = episode_metrics(results)
-    stbench = _stbench_summary(results, args.baseline)
-    if stbench is not None:
-        metrics["stbench"] = stbench
-    csmbench = csmbench_report.attach(metrics, args)  # CSMBench items: metrics and table
+    sections = []
+    for bench in load_all().values():  # each ported benchmark's summary and table
+        summary, text = bench.report(results, args)
+        if summary is not None:
+            metrics[bench.name] = summary
+            sections.append(text)
     if args.json:
         print(json.dumps(metrics, indent=2, default=str))
     else:
-        print(format_table(metrics) + csmbench)
-        if stbench is not None:
-            from sciagent_gym.runs.stbench_report import format_stbench
-
-            print()
-            print(format_stbench(stbench))
+        print(format_table(metrics) + "".join(sections))
     out = Path(args.out or args.run_dir[0])
     out.mkdir(parents=True, exist_ok=True)
     write_csv(metrics, out / "report.csv")
@@ -151,23 +149,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"wrote {out / 'report.csv'} and {out / 'report.png'}")
     return 0
-
-
-def _stbench_summary(results: list, baseline: str | None) -> dict | None:
-    """ST-Bench's evaluation of the episodes that scored its metrics (None when none did),
-    against ``baseline``'s episodes when a baseline run directory is given."""
-    from sciagent_gym.runs.reports import load_results
-    from sciagent_gym.runs.stbench_report import query_records, stbench_summary
-
-    records = query_records(results)
-    if not records:
-        if baseline:
-            raise ValueError("--baseline compares ST-Bench queries, and these runs have none")
-        return None
-    base = query_records(load_results(baseline)) if baseline else None
-    if baseline and not base:
-        raise ValueError(f"--baseline {baseline}: no ST-Bench queries there")
-    return stbench_summary(records, base)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

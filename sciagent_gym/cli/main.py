@@ -161,14 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", nargs="+")
     p.add_argument("--out", help="where report.csv and report.png go (default: first run dir)")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--baseline", metavar="RUN_DIR",
-                   help="ST-Bench queries: win rate, gain and cost ratios against this run")
-    p.add_argument("--judge-url", metavar="URL",
-                   help="CSMBench items: an OpenAI-compatible endpoint (ending before "
-                        "/chat/completions) whose model scores open answers 1-10")
-    p.add_argument("--judge-model", default="gpt-4o-2024-11-20",
-                   help="the judge's model name (default: CSMBench's, gpt-4o-2024-11-20)")
-    p.add_argument("--judge-key", help="the judge's API key (default: $SCIAGENT_JUDGE_API_KEY)")
+    from sciagent_gym.benchmarks import load_all
+
+    for bench in load_all().values():  # each ported benchmark's own options
+        if bench.options is not None:
+            bench.options(p.add_argument_group(f"{bench.title} episodes"))
     p.set_defaults(func=commands.cmd_report)
 
     p = sub.add_parser("bench", help="reset/step speed, episodes per hour, vector throughput, "

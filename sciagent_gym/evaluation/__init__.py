@@ -17,7 +17,6 @@ from .evaluator import (
 from .getters import GETTERS, GetterError, register
 from .getters.commands import LIVE_GETTERS, commands_needed
 from .state import FinalState
-from .stbench_criteria import stbench_reward  # also registers the stbench_* checks
 
 __all__ = [
     "CHEAP_GETTERS",
@@ -36,5 +35,4 @@ __all__ = [
     "parse_criteria",
     "register",
     "register_check",
-    "stbench_reward",
 ]

@@ -28,8 +28,9 @@ from typing import Any
 import gymnasium as gym
 
 from sciagent_gym.evaluation import FinalState, evaluate
+from sciagent_gym.evaluation.rewards import EpisodeEnd, cheat_findings
 from sciagent_gym.runs.audit_report import ORACLES, AuditReport, CaseResult, CrossResult
-from sciagent_gym.runs.cheats import generic_cheats, play_offline_scores, training_finding
+from sciagent_gym.runs.cheats import generic_cheats, play_offline_scores
 from sciagent_gym.runs.interfaces import derived_interface
 from sciagent_gym.tasks.steps import run_steps
 from sciagent_gym.tasks.task import Task
@@ -226,7 +227,8 @@ def audit_tool(tool: str, seeds: Iterable[int] = (0,), cross: bool = True,
             except Exception as exc:  # a broken oracle is an audit finding
                 ev, taken, error = None, 0, f"{type(exc).__name__}: {exc}"
             record(task_id, seed, case, spec, ev, taken, error, t0,
-                   training=training_finding(getattr(base, "_stbench", None))
+                   training=cheat_findings(EpisodeEnd(
+                       base._criteria, base.final_state, base.evaluation, gave_up=False))
                    if case.startswith("cheat:") and error is None else None)
             if case == "oracle" and error is None:
                 oracle_states[(task_id, seed)] = base.final_state.save(

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from sciagent_gym.evaluation import Criterion, EvaluationResult, FinalState, evaluate
+from sciagent_gym.evaluation.rewards import EpisodeEnd, cheat_findings
 
 #: The highest score a placeholder may earn (and it must not succeed).
 PLACEHOLDER_LIMIT = 0.1
@@ -295,25 +296,11 @@ def play_offline(cheat: Cheat, criteria: Sequence[Criterion], start: FinalState,
     return play_offline_scores(cheat, criteria, start, scratch)[0]
 
 
-def training_finding(outcome) -> str | None:
-    """What is wrong when a cheat's ST-Bench training outcome (``StbenchOutcome`` or None)
-    meets a metric's target: ``reward="stbench"`` applies no gate, and the paper's reward
-    gives any finite report its sanity credit (0.10) and a failing value its share of the
-    reference, which is shaping; a met target is payment for work the cheat did not do."""
-    if outcome is None:
-        return None
-    met = [m.name for m in outcome.reward.metrics if m.target > 0]
-    if not met:
-        return None
-    return f"reward='stbench' pays {outcome.score:.3f}: target met by {', '.join(met)}"
-
-
 def play_offline_scores(cheat: Cheat, criteria: Sequence[Criterion], start: FinalState,
                         scratch: Path) -> tuple[EvaluationResult, str | None]:
-    """:func:`play_offline`'s evaluation and, for a task with ST-Bench metrics, what is wrong
-    with the training reward ``reward="stbench"`` would pay it (see :func:`training_finding`;
-    None when nothing is)."""
-    from sciagent_gym.evaluation.stbench_criteria import stbench_reward
+    """:func:`play_offline`'s evaluation and what the registered rewards' audits find wrong
+    in paying it (:func:`~sciagent_gym.evaluation.rewards.cheat_findings`: ST-Bench's
+    training reward applies no gate; None when nothing is)."""
 
     work = scratch / "work"
     if work.exists():
@@ -330,7 +317,7 @@ def play_offline_scores(cheat: Cheat, criteria: Sequence[Criterion], start: Fina
                        terminal=start.terminal, agent_status="done", windows=start.windows,
                        commands=start.commands, answer=cheat.answer)
     try:
-        outcome = stbench_reward(criteria, state)
-        return evaluate(criteria, state), training_finding(outcome)
+        ev = evaluate(criteria, state)
+        return ev, cheat_findings(EpisodeEnd(criteria, state, ev, gave_up=False))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -73,11 +73,16 @@ class EpisodeResult:
     modality: str = ""  # what the agent could use: gui, gui+cli or code
     oracle_steps: int | None = None  # the GUI oracle's step count on this variant (Steps* ref)
     demo: str | None = None  # the demonstration a prompt agent was shown (its directory)
-    query: str | None = None  # the query's id, for a task with a query pool (ST-Bench)
-    stbench: dict[str, Any] | None = None  # its metrics' breakdown (info["stbench"])
+    query: str | None = None  # the query's id, for a task with a query pool
+    #: The episode reports of the final step (``evaluation.rewards``: a ported benchmark's
+    #: breakdown, e.g. ST-Bench's per-metric reward), by key; result.json has them at its top
+    #: level, where the benchmark's report reads them.
+    reports: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out.update(out.pop("reports"))
+        return out
 
 
 class _Recorder:
@@ -265,7 +270,7 @@ def run_episode(env: gym.Env, policy: str, seed: int, task: str | None = None,
         agent=agent.usage.to_dict() if policy == "vlm" else {},
         modality=base.modality, oracle_steps=base.task.oracle_steps, demo=demo_used,
         query=base.task.params.get("query") if base.task.spec.queries else None,
-        stbench=info.get("stbench"),
+        reports=dict(base.episode_reports),
     )
     if out_dir is not None:
         (out_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2,

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from helpers import requires
 
+from sciagent_gym.benchmarks.stbench.criteria import stbench_reward
 from sciagent_gym.evaluation import FinalState, GetterError, evaluate
-from sciagent_gym.evaluation.stbench_criteria import stbench_reward
 from sciagent_gym.tasks.queries import query_split, split_sizes
 from sciagent_gym.tasks.task import Task
 from sciagent_gym.tools import load_tool_specs

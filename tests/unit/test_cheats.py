@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+import sciagent_gym.benchmarks.stbench  # noqa: F401  registers the stbench_* checks
 from sciagent_gym.evaluation import FinalState, parse_criteria
 from sciagent_gym.runs.audit import _expected_ok
 from sciagent_gym.runs.audit_report import AuditReport, CaseResult

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from sciagent_gym import tools
+from sciagent_gym.benchmarks.csmbench import report as cr
 from sciagent_gym.cli.main import main
 from sciagent_gym.env import SciGUIEnv
-from sciagent_gym.runs import csmbench_report as cr
 from sciagent_gym.runs.rollout import run_episode
 from sciagent_gym.tasks.spec import parse_spec
 from sciagent_gym.tools.discovery import add_tools_root, remove_tools_root
@@ -106,7 +106,7 @@ def test_items_read_the_recorded_verdicts_and_the_staged_reference(run):
 def test_summary_accuracy_sts_bertscore_and_judge(run, model_server):
     out, specs = run
     server = model_server([(200, "9"), (200, "2")])
-    from sciagent_gym.evaluation.text_scores import Judge
+    from sciagent_gym.benchmarks.csmbench.text_scores import Judge
 
     judge = Judge(server.url, model="judge-m")
     items = cr.csmbench_items(

@@ -19,8 +19,9 @@ import pytest
 from gymnasium.error import ResetNeeded
 
 from sciagent_gym.actions import types as A
-from sciagent_gym.env import PROVIDERS, REWARD_MODES, SciGUIEnv, provider_class
+from sciagent_gym.env import PROVIDERS, SciGUIEnv, provider_class
 from sciagent_gym.errors import FakeProviderError
+from sciagent_gym.evaluation.rewards import REWARDS
 from sciagent_gym.providers.base import Provider
 from sciagent_gym.providers.fake import FakeProvider
 from sciagent_gym.tasks.task import HELDOUT_SPLIT, STATUS_GATE, split_of
@@ -210,7 +211,10 @@ def test_capabilities_are_declared_per_class():
 
 def test_reward_modes_are_the_ones_tested():
     # "stbench" is tested in test_stbench_reward_mode.py (it needs a query's metric criteria)
-    assert set(REWARD_MODES) == {"partial", "binary", "dense", "stbench"}
+    from sciagent_gym.benchmarks import load_all  # what constructing an env does
+
+    load_all()
+    assert set(REWARDS) == {"partial", "binary", "dense", "stbench"}
 
 
 @pytest.mark.parametrize("mode, answer_only, everything", [

@@ -111,6 +111,37 @@ def test_no_import_cycles_lazy_or_not():
     assert _cycles(graph) == []
 
 
+#: Where a ported benchmark may be imported by name: its own package, and a tool whose task
+#: specs use its checks (EarthData's, ST-Bench's stbench_*). The core reaches benchmarks only
+#: through the registries (``benchmarks.load_all``, ``evaluation.rewards``).
+BENCHMARK_USERS = {"sciagent_gym.envs.earthdata.getters": "sciagent_gym.benchmarks.stbench"}
+
+
+def test_the_core_names_no_ported_benchmark():
+    modules = _modules()
+    found = {}
+    for name, path in modules.items():
+        if name.startswith("sciagent_gym.benchmarks"):
+            continue
+        named = {m for m in _imports(path, name, modules)
+                 if m.startswith("sciagent_gym.benchmarks.")
+                 and m != "sciagent_gym.benchmarks.registry"}
+        allowed = BENCHMARK_USERS.get(name)
+        named = {m for m in named if not (allowed and m.startswith(allowed))}
+        if named:
+            found[name] = sorted(named)
+    assert not found, f"import benchmarks through their registries, not by name: {found}"
+    tree = ast.parse((PACKAGE / "env.py").read_text())
+    for node in ast.walk(tree):  # docstrings may name them; code may not
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(getattr(body[0], "value", None), ast.Constant):
+            node.body = body[1:] or [ast.Pass()]
+    without_docs = ast.unparse(tree)
+    for bench in ("stbench", "csmbench"):
+        assert bench not in without_docs.lower(), f"env.py has a {bench} branch"
+
+
 def test_the_cycle_finder_finds_cycles():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []

@@ -12,8 +12,7 @@ import json
 
 import pytest
 
-from sciagent_gym.evaluation.stbench import Metric
-from sciagent_gym.runs.stbench_metrics import (
+from sciagent_gym.benchmarks.stbench.evaluation import (
     TAG_AXES,
     QueryRecord,
     TaskTags,
@@ -26,6 +25,7 @@ from sciagent_gym.runs.stbench_metrics import (
     system_score,
     task_scores,
 )
+from sciagent_gym.benchmarks.stbench.metrics import Metric
 
 approx = pytest.approx
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from sciagent_gym.benchmarks.stbench.report import query_records, task_tags
 from sciagent_gym.cli.main import main
 from sciagent_gym.env import SciGUIEnv
 from sciagent_gym.runs.rollout import run_episode
-from sciagent_gym.runs.stbench_report import query_records, task_tags
 from sciagent_gym.tasks.queries import split_sizes
 from sciagent_gym.tasks.spec import parse_spec
 from sciagent_gym.tools.discovery import add_tools_root, remove_tools_root

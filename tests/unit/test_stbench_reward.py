@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from sciagent_gym.evaluation.stbench import (
+from sciagent_gym.benchmarks.stbench.metrics import (
     MAX_REPORT_CHARS,
     WEIGHTS,
     WEIGHTS_NO_REFERENCE,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import sciagent_gym.benchmarks.stbench  # noqa: F401  registers the stbench_* checks
 from sciagent_gym.env import SciGUIEnv
 from sciagent_gym.errors import TaskSpecError
 from sciagent_gym.tasks.spec import parse_spec

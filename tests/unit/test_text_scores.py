@@ -10,10 +10,10 @@ import sys
 import numpy as np
 import pytest
 
+from sciagent_gym.benchmarks.csmbench import text_scores as ts
 from sciagent_gym.errors import MissingProgramError
 from sciagent_gym.evaluation import CHECKS
 from sciagent_gym.evaluation import sentence_model as sm
-from sciagent_gym.evaluation import text_scores as ts
 
 GRAINS = "The grains are equiaxed with a mean size of about 5 micrometres."
 PARAPHRASE = "Equiaxed grains roughly 5 microns across."

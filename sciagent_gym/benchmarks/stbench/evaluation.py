@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sciagent_gym.evaluation.stbench import Metric, is_number, is_realistic, passed_metrics
+from sciagent_gym.benchmarks.stbench.metrics import Metric, is_number, is_realistic, passed_metrics
 
 TAG_AXES: tuple[str, ...] = ("domain", "category", "difficulty", "capability", "pipeline_stage",
                              "cognitive_skill", "mas_challenge")  # fmt: skip
@@ -148,8 +148,8 @@ def task_scores(records: Iterable[QueryRecord], split: str | None = "test") -> l
     """Per-task absolute scores on ``split`` (all splits when ``None``), sorted by task id.
 
     ``score_t = realistic_rate_t * conditional_pass_rate_t``. A query is realistic when
-    :func:`~sciagent_gym.evaluation.stbench.is_realistic` holds for the values reported under
-    its defined metric names. The conditional pass rate pools the metric targets of the task's
+    :func:`~sciagent_gym.benchmarks.stbench.metrics.is_realistic` holds for the values reported
+    under its defined metric names. The conditional pass rate pools the metric targets of the task's
     realistic queries (D.1: "the share of inequality targets cleared on those queries"); since
     a task's queries share its metric list, this equals both the mean of per-query pass rates and
     the mean of per-metric pass rates, the other readings of C.2's wording.

@@ -16,18 +16,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sciagent_gym.errors import ParamError
-from sciagent_gym.evaluation.checks import fmt, register_check
-from sciagent_gym.evaluation.evaluator import Criterion
-from sciagent_gym.evaluation.getters import GETTERS
-from sciagent_gym.evaluation.state import FinalState
-from sciagent_gym.evaluation.stbench import (
+from sciagent_gym.benchmarks.stbench.metrics import (
     Metric,
     QueryReward,
     is_realistic,
     metric_passes,
     score_query,
 )
+from sciagent_gym.errors import ParamError
+from sciagent_gym.evaluation.checks import fmt, register_check
+from sciagent_gym.evaluation.evaluator import Criterion
+from sciagent_gym.evaluation.getters import GETTERS
+from sciagent_gym.evaluation.state import FinalState
 
 TARGET = "stbench_target"
 REALISTIC = "stbench_realistic"
@@ -111,7 +111,7 @@ def _read(c: Criterion, state: FinalState) -> tuple[bool, Any]:
 def stbench_reward(criteria: Sequence[Criterion], state: FinalState) -> StbenchOutcome | None:
     """ST-Bench's training reward of the final state: the mean over the ``stbench_target``
     criteria of ``0.10 sanity + 0.40 target + 0.50 reference`` (see
-    :mod:`sciagent_gym.evaluation.stbench`), each metric named after its criterion. A value
+    :mod:`sciagent_gym.benchmarks.stbench.metrics`), each metric named after its criterion. A value
     the getter cannot read counts as not reported (0). None when no criterion is a metric."""
     metrics: list[Metric] = []
     reported: dict[str, Any] = {}

@@ -2,7 +2,7 @@
 
 Every episode of a task whose metrics are ``stbench_target`` criteria saves the metrics'
 values and definitions (``result.json``'s ``stbench``), so a run's queries can be rebuilt
-offline and scored by :mod:`sciagent_gym.runs.stbench_metrics`: realistic-output rate,
+offline and scored by :mod:`sciagent_gym.benchmarks.stbench.evaluation`: realistic-output rate,
 conditional pass rate and their product per task, the composite over tasks, and against a
 baseline run the win rate, mean gain, time and token cost ratios and efficiency, with cuts by
 the tasks' labels. Labels come from the spec: its difficulty and tags written ``domain:…``,
@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sciagent_gym.evaluation.stbench import Metric
-from sciagent_gym.runs.stbench_metrics import (
+from sciagent_gym.benchmarks.stbench.evaluation import (
     TAG_AXES,
     QueryRecord,
     TaskTags,
@@ -23,6 +22,7 @@ from sciagent_gym.runs.stbench_metrics import (
     cut_scores,
     system_score,
 )
+from sciagent_gym.benchmarks.stbench.metrics import Metric
 
 #: Spec tag prefix -> TaskTags field.
 TAG_PREFIXES = {"domain": "domain", "category": "category", "capability": "capability",
@@ -118,3 +118,26 @@ def _ratio(cost: Mapping[str, Any]) -> str:
 
 def _num(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
+
+
+def report_section(results: list[dict[str, Any]], args: Any) -> tuple[Any, str]:
+    """``report``'s hook: ST-Bench's evaluation of the episodes that scored its metrics
+    ((None, "") when none did), against ``--baseline``'s episodes when given."""
+    from sciagent_gym.runs.reports import load_results
+
+    baseline = getattr(args, "baseline", None)
+    records = query_records(results)
+    if not records:
+        if baseline:
+            raise ValueError("--baseline compares ST-Bench queries, and these runs have none")
+        return None, ""
+    base = query_records(load_results(baseline)) if baseline else None
+    if baseline and not base:
+        raise ValueError(f"--baseline {baseline}: no ST-Bench queries there")
+    summary = stbench_summary(records, base)
+    return summary, "\n\n" + format_stbench(summary)
+
+
+def add_options(parser: Any) -> None:
+    parser.add_argument("--baseline", metavar="RUN_DIR",
+                        help="ST-Bench queries: win rate, gain and cost ratios against this run")

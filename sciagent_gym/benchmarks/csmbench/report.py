@@ -141,8 +141,8 @@ def _judge_all(judge, items: list[Item]) -> tuple[dict[int, float], int, str]:
 
 def csmbench_summary(items: list[Item], bertscore: bool = True, judge=None) -> dict[str, Any]:
     """Accuracy, STS, BERTScore F1 and judge means, overall and per (scale, type)."""
-    from sciagent_gym.evaluation.text_scores import BERTSCORE_VARIANT
-    from sciagent_gym.evaluation.text_scores import bertscore as bert_fn
+    from sciagent_gym.benchmarks.csmbench.text_scores import BERTSCORE_VARIANT
+    from sciagent_gym.benchmarks.csmbench.text_scores import bertscore as bert_fn
 
     open_items = [it for it in items if it.kind == "open"]
     answered = [i for i, it in enumerate(open_items) if it.answer is not None]
@@ -237,20 +237,29 @@ def report_run(run_dir: str | Path, judge_url: str | None = None, judge_model: s
         return None
     judge = None
     if judge_url:
-        from sciagent_gym.evaluation.text_scores import JUDGE_MODEL, Judge
+        from sciagent_gym.benchmarks.csmbench.text_scores import JUDGE_MODEL, Judge
 
         judge = Judge(judge_url, model=judge_model or JUDGE_MODEL,
                       api_key=judge_key or os.environ.get("SCIAGENT_JUDGE_API_KEY", ""))
     return csmbench_summary(items, judge=judge)
 
 
-def attach(metrics: dict[str, Any], args: Any) -> str:
-    """``report``'s hook: add CSMBench's summary of the first run directory to ``metrics``
-    (``--judge-url``, ``--judge-model``, ``--judge-key``) and return its table to print after
-    the episode table ("" when the run has no CSMBench items)."""
+def report_section(results: list[dict[str, Any]], args: Any) -> tuple[Any, str]:
+    """``report``'s hook: CSMBench's summary of the first run directory (``--judge-url``,
+    ``--judge-model``, ``--judge-key``) and its table to print after the episode table
+    ((None, "") when the run has no CSMBench items)."""
     summary = report_run(args.run_dir[0], getattr(args, "judge_url", None),
                          getattr(args, "judge_model", None), getattr(args, "judge_key", None))
     if summary is None:
-        return ""
-    metrics["csmbench"] = summary
-    return "\n\n" + format_csmbench(summary)
+        return None, ""
+    return summary, "\n\n" + format_csmbench(summary)
+
+
+def add_options(parser: Any) -> None:
+    parser.add_argument("--judge-url", metavar="URL",
+                        help="CSMBench items: an OpenAI-compatible endpoint (ending before "
+                             "/chat/completions) whose model scores open answers 1-10")
+    parser.add_argument("--judge-model", default="gpt-4o-2024-11-20",
+                        help="the judge's model name (default: CSMBench's, gpt-4o-2024-11-20)")
+    parser.add_argument("--judge-key",
+                        help="the judge's API key (default: $SCIAGENT_JUDGE_API_KEY)")

@@ -6,10 +6,10 @@ C.3) scores each metric ``s = 0.10 s_sanity + 0.40 s_target + 0.50 s_reference``
 override and 0.40/0.60 weights when the reference is missing, and averages over the query
 (:func:`metric_reward`, :func:`query_reward`). The **absolute score's** pieces (paper C.2) are the
 per-metric pass (:func:`metric_passes`) and the realistic-output filter (:func:`is_realistic`);
-``sciagent_gym.runs.stbench_metrics`` builds per-task scores from them. No I/O, no state: the env's
-``reward="stbench"``, the evaluator and ``report`` call the same functions. Readings of what the
-paper leaves open: :data:`WEIGHTS_NO_REFERENCE`, :func:`s_target`, :func:`s_reference`,
-:func:`is_realistic`.
+:mod:`sciagent_gym.benchmarks.stbench.evaluation` builds per-task scores from them. No I/O, no
+state: the env's ``reward="stbench"``, the evaluator and ``report`` call the same functions.
+Readings of what the paper leaves open: :data:`WEIGHTS_NO_REFERENCE`, :func:`s_target`,
+:func:`s_reference`, :func:`is_realistic`.
 """
 
 from __future__ import annotations

@@ -92,14 +92,15 @@ def _jitter(rng: np.random.Generator, value: float, rel: float) -> float:
 
 def aryl(work: Path, rng: np.random.Generator, substituent: str = "Cl", path: str = "aryl.cjson",
          row: int = 1, hydrogens: bool = True, swap: str | None = None,
-         scan: list[float] | None = None) -> dict[str, Any]:
+         scan: list[float] | None = None, swap2: str | None = None) -> dict[str, Any]:
     """A monosubstituted benzene C6H5-X in the xy plane (X = F, Cl, Br, I, or C for toluene's
     methyl carbon, hydrogens of the methyl group included). Atoms: ring C1..C6, X (line 7 of
     Avogadro's coordinate editor), then H. The C1-X bond is listed as bond number ``row``
     (1-based) of the file. Gold: ``cx`` (the C-X length, A), ``cc``, ``ch``, ``formula``,
     ``elements``, ``coords`` (flat list) and the same without hydrogens (``heavy_*``); with
     ``swap``, ``swapped_elements`` and ``swapped_formula`` (X replaced by that element),
-    ``swapped_heavy_elements`` and ``swapped_heavy_formula`` (the same without hydrogens).
+    ``swapped_heavy_elements`` and ``swapped_heavy_formula`` (the same without hydrogens);
+    with ``swap2`` the same for a second replacement element (``swapped2_*``).
 
     ``scan`` ([low, high], A): the geometry is one frame of a relaxed scan along the C-X bond,
     its C-X length the equilibrium value plus a uniform offset in that range (the answer then
@@ -140,18 +141,18 @@ def aryl(work: Path, rng: np.random.Generator, substituent: str = "Cl", path: st
     xyz = np.array(coords)
     write_cjson(work / path, elements, xyz, ordered, f"C6H5{substituent}")
     heavy = [i for i, e in enumerate(elements) if e != "H"]
-    return {"cx": cx, "cc": cc, "ch": ch, "formula": hill_formula(elements),
+    gold = {"cx": cx, "cc": cc, "ch": ch, "formula": hill_formula(elements),
             "elements": elements, "coords": [round(float(v), 5) for v in xyz.ravel()],
             "heavy_formula": hill_formula([elements[i] for i in heavy]),
             "heavy_elements": [elements[i] for i in heavy],
-            "heavy_coords": [round(float(v), 5) for v in xyz[heavy].ravel()], "row": row,
-            **({"swapped_elements": [swap if i == 6 else e for i, e in enumerate(elements)],
-                "swapped_formula": hill_formula([swap if i == 6 else e
-                                                 for i, e in enumerate(elements)]),
-                "swapped_heavy_elements": [swap if i == 6 else elements[i] for i in heavy],
-                "swapped_heavy_formula": hill_formula([swap if i == 6 else elements[i]
-                                                      for i in heavy])}
-               if swap else {})}
+            "heavy_coords": [round(float(v), 5) for v in xyz[heavy].ravel()], "row": row}
+    for prefix, new in (("swapped", swap), ("swapped2", swap2)):
+        if new:
+            swapped = [new if i == 6 else e for i, e in enumerate(elements)]
+            gold.update({f"{prefix}_elements": swapped, f"{prefix}_formula": hill_formula(swapped),
+                         f"{prefix}_heavy_elements": [swapped[i] for i in heavy],
+                         f"{prefix}_heavy_formula": hill_formula([swapped[i] for i in heavy])})
+    return gold
 
 
 #: Heavy-atom skeletons as Z-matrices: (element, (ref atoms), (r, theta, phi)) and the bonds
@@ -262,7 +263,7 @@ def _poscar(lattice: np.ndarray, species: list[str], frac: np.ndarray, title: st
 
 def crystal(work: Path, rng: np.random.Generator, family: str, formula: str | None = None,
             path: str = "crystal.poscar", outside: int = 0, volume_scale: float = 1.0,
-            repeat: list[int] | None = None) -> dict[str, Any]:
+            repeat: list[int] | None = None, c_length: float | None = None) -> dict[str, Any]:
     """The seeded crystal (conventional cell) as a POSCAR (or, for a ``.cjson`` path, as
     Avogadro's Chemical JSON with the cell vectors and Cartesian positions). With
     ``outside`` > 0, that many atoms are moved out of the cell by whole lattice vectors (the
@@ -272,7 +273,8 @@ def crystal(work: Path, rng: np.random.Generator, family: str, formula: str | No
     ``lattice`` (3x3, rows a, b, c), ``species`` and ``frac`` (in file order, wrapped),
     ``n_outside``; ``supercell_volume`` (A^3): the volume of the cell scaled by ``volume_scale``
     and repeated ``repeat`` = [na, nb, nc] times (what a task asks for after compressing and
-    building a supercell)."""
+    building a supercell); with ``c_length`` (A): ``c_length_volume``, the volume of the cell
+    with c set to that length (a, b and the angles kept)."""
     from sciagent_gym.datagen import crystals
 
     c = crystals.make_crystal(rng, family, formula=formula)
@@ -322,6 +324,10 @@ def crystal(work: Path, rng: np.random.Generator, family: str, formula: str | No
     reps = [int(v) for v in (repeat or [1, 1, 1])]
     gold["supercell_volume"] = round(abs(float(np.linalg.det(lattice))) * float(volume_scale)
                                      * reps[0] * reps[1] * reps[2], 4)
+    if c_length is not None:
+        c_len = float(np.linalg.norm(lattice[2]))
+        gold["c_length_volume"] = round(abs(float(np.linalg.det(lattice))) * float(c_length)
+                                        / c_len, 4)
     return gold
 
 

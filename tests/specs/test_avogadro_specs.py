@@ -207,25 +207,35 @@ def test_halogen_swap_workup_scores_each_stage(tmp_path, seed):
     task, work = _stage("avogadro/halogen-swap-workup", tmp_path, seed=seed)
     gold, s = task.gold["m"], task.params["s"]
     assert not task.spec.open  # the agent opens the file through File > Open
+    assert len({s["x"], s["y"], s["z"]}) == 3
     answer = f"{gold['cx']:.2f} Å"
-    # stopped after the measurement (the stopped-after-measure negative): 1 of 5
-    assert _score(task, work, answer=answer).score == pytest.approx(0.2)
-    # the swapped molecule saved too (stopped-after-swap): 3 of 5
+    # weights: measure 1, swap 2, second swap 2, skeleton 2
+    # stopped after the measurement (the stopped-after-measure negative): 1 of 7
+    assert _score(task, work, answer=answer).score == pytest.approx(1 / 7)
+    # the first analogue saved too (stopped-after-swap): 3 of 7
     _cjson(work / f"{s['yname']}.cjson", gold["swapped_elements"], gold["coords"])
-    assert _score(task, work, answer=answer).score == pytest.approx(0.6)
-    # the skeleton saved with its hydrogens still in (skeleton-with-hydrogens): 4 of 5
-    _cml(work / f"skeleton_{s['yname']}.cml", gold["swapped_elements"], gold["coords"])
-    assert _score(task, work, answer=answer).score == pytest.approx(0.8)
+    assert _score(task, work, answer=answer).score == pytest.approx(3 / 7)
+    # the second analogue saved too (stopped-after-second-swap): 5 of 7
+    _cjson(work / f"{s['zname']}.cjson", gold["swapped2_elements"], gold["coords"])
+    assert _score(task, work, answer=answer).score == pytest.approx(5 / 7)
+    # the skeleton saved with its hydrogens still in (skeleton-with-hydrogens): 6 of 7
+    _cml(work / f"skeleton_{s['zname']}.cml", gold["swapped2_elements"], gold["coords"])
+    assert _score(task, work, answer=answer).score == pytest.approx(6 / 7)
     # the whole workflow
-    _cml(work / f"skeleton_{s['yname']}.cml", gold["swapped_heavy_elements"],
+    _cml(work / f"skeleton_{s['zname']}.cml", gold["swapped2_heavy_elements"],
          gold["heavy_coords"])
     full = _score(task, work, answer=answer)
     assert full.score == 1.0 and full.success
     # without the measurement nothing downstream counts (swapped-without-measuring)
     assert _score(task, work).score == 0.0
+    # the second file holds the first analogue (the second swap not done): that stage fails
+    # and blocks the skeleton
+    _cjson(work / f"{s['zname']}.cjson", gold["swapped_elements"], gold["coords"])
+    assert _score(task, work, answer=answer).score == pytest.approx(3 / 7)
     # the original halogen kept, or a ring carbon changed: the swap stage fails
+    _cjson(work / f"{s['zname']}.cjson", gold["swapped2_elements"], gold["coords"])
     _cjson(work / f"{s['yname']}.cjson", gold["elements"], gold["coords"])
-    assert _score(task, work, answer=answer).score == pytest.approx(0.2)
+    assert _score(task, work, answer=answer).score == pytest.approx(1 / 7)
 
 
 def _crystal_file(path: Path, gold: dict, scale: float = 1.0, reps=(1, 1, 1),
@@ -289,3 +299,132 @@ def test_pressure_defect_prep_scores_each_stage(tmp_path, seed):
     _crystal_file(work / "compressed.cjson", gold, scale=f)
     _crystal_file(work / "supercell.cjson", gold, scale=f, reps=reps)
     assert _score(task, work, answer=answer).score == 0.0
+
+
+# -- partial credit of the one-operation tasks (issue 33 item 5) --------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_strip_hydrogens_pays_the_export_and_the_stripping(tmp_path, seed):
+    task, work = _stage("avogadro/strip-hydrogens-cml", tmp_path, seed=seed)
+    gold = task.gold["m"]
+    assert _score(task, work).score == 0.0  # no-op: nothing saved
+    # exported with its hydrogens (the hydrogens-kept negative): the skeleton only, 1 of 1.5
+    _cml(work / "skeleton.cml", gold["elements"], gold["coords"])
+    kept = _score(task, work)
+    assert kept.score == pytest.approx(0.5 / 1.5) and not kept.success
+    # the heavy atoms moved (a changed-nothing gate): nothing counts
+    _cml(work / "skeleton.cml", gold["heavy_elements"],
+         np.array(gold["heavy_coords"]).reshape(-1, 3) + 0.2)
+    assert _score(task, work).score == 0.0
+    # one heavy atom deleted too: the gate fails
+    _cml(work / "skeleton.cml", gold["heavy_elements"][:-1],
+         np.array(gold["heavy_coords"]).reshape(-1, 3)[:-1])
+    assert _score(task, work).score == 0.0
+    _cml(work / "skeleton.cml", gold["heavy_elements"], gold["heavy_coords"])
+    full = _score(task, work)
+    assert full.score == 1.0 and full.success
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_wrap_atoms_pays_the_converted_crystal_and_the_wrapping(tmp_path, seed):
+    task, work = _stage("avogadro/wrap-atoms", tmp_path, seed=seed)
+    gold = task.gold["c"]
+    assert _score(task, work).score == 0.0  # no-op: nothing saved
+    # saved unwrapped (the saved-unwrapped negative): the conversion only, 0.5 of 1.5
+    _crystal_file(work / "wrapped.cjson", gold, shift=True)
+    unwrapped = _score(task, work)
+    assert unwrapped.score == pytest.approx(0.5 / 1.5) and not unwrapped.success
+    # a different cell, or the atoms elsewhere: no stage passes
+    _crystal_file(work / "wrapped.cjson", gold, scale=1.05)
+    assert _score(task, work).score == 0.0
+    lattice = np.array(gold["lattice"])
+    frac = np.array(gold["frac"])
+    _cjson(work / "wrapped.cjson", gold["species"], ((frac + 0.1) % 1.0) @ lattice, lattice)
+    assert _score(task, work).score == 0.0
+    _crystal_file(work / "wrapped.cjson", gold)
+    full = _score(task, work)
+    assert full.score == 1.0 and full.success
+
+
+def test_add_hydrogens_with_the_heavy_atoms_moved_earns_nothing(tmp_path):
+    """The changed-nothing gate comes before the weighted criteria, so it gates them (a gate
+    only skips the criteria after it)."""
+    task, work = _stage("avogadro/add-hydrogens", tmp_path)
+    gold = task.gold["m"]
+    heavy = np.array(gold["coords"]).reshape(-1, 3) + 0.3
+    n_h = int(gold["formula"].split("H")[1].split("N")[0].split("O")[0] or 1)
+    ups = ([0.0, 0.0, 1.09], [0.0, 0.0, -1.09], [0.0, 1.09, 0.0])
+    hs = [heavy[k % len(heavy)] + ups[k // len(heavy)] for k in range(n_h)]
+    _cjson(work / "complete.cjson", gold["elements"] + ["H"] * n_h, [*heavy, *hs])
+    assert _score(task, work).score == 0.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_eos_volume_pair_scores_each_file_and_the_volume(tmp_path, seed):
+    task, work = _stage("avogadro/eos-volume-pair", tmp_path, seed=seed)
+    gold, v = task.gold["c"], task.params["v"]
+    assert not task.spec.open  # the agent opens relaxed.cjson through File > Open
+    assert float(v["ratio"]) == pytest.approx(v["fhi"] / v["flo"], abs=1e-5)
+    assert gold["supercell_volume"] == pytest.approx(
+        abs(np.linalg.det(np.array(gold["lattice"]))) * v["fhi"], rel=1e-6)
+    answer = f"{gold['supercell_volume']:.2f} Å³"
+    assert _score(task, work).score == 0.0
+    # the answer alone (the answer-without-the-files cheat) is blocked by the expanded cell
+    assert _score(task, work, answer=answer).score == 0.0
+    # stopped after the compressed crystal: cell and atoms, 2 of 5
+    _crystal_file(work / "compressed.cjson", gold, scale=v["flo"])
+    assert _score(task, work).score == pytest.approx(0.4)
+    # expanded by hi % of the compressed cell, not of the relaxed one: that file fails
+    _crystal_file(work / "expanded.cjson", gold, scale=v["flo"] * v["fhi"])
+    wrong = f"{gold['supercell_volume'] * v['flo']:.2f} Å³"
+    assert _score(task, work, answer=wrong).score == pytest.approx(0.4)
+    # the cells scaled with the atoms left behind: the cells and the volume, 3 of 5
+    lattice = np.array(gold["lattice"])
+    for name, f in (("compressed.cjson", v["flo"]), ("expanded.cjson", v["fhi"])):
+        _cjson(work / name, gold["species"], np.array(gold["frac"]) @ lattice,
+               lattice * f ** (1 / 3))
+    assert _score(task, work, answer=answer).score == pytest.approx(0.6)
+    _crystal_file(work / "compressed.cjson", gold, scale=v["flo"])
+    _crystal_file(work / "expanded.cjson", gold, scale=v["fhi"])
+    full = _score(task, work, answer=answer)
+    assert full.score == 1.0 and full.success
+
+
+def _c_strained_file(path: Path, gold: dict, c_len: float, atoms_follow: bool = True) -> None:
+    lattice = np.array(gold["lattice"])
+    strained = lattice.copy()
+    strained[2] *= c_len / np.linalg.norm(lattice[2])
+    frac = np.array(gold["frac"])
+    _cjson(path, gold["species"], frac @ (strained if atoms_follow else lattice), strained)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_c_axis_strain_pair_scores_each_file_and_the_volume(tmp_path, seed):
+    task, work = _stage("avogadro/c-axis-strain-pair", tmp_path, seed=seed)
+    gold, c = task.gold["c"], task.params["c"]
+    assert not task.spec.open  # the agent opens relaxed.cjson through File > Open
+    lattice = np.array(gold["lattice"])
+    c0 = float(np.linalg.norm(lattice[2]))
+    assert c["lo_n"] < c0 < c["hi_n"]  # the pair brackets the seeded relaxed c
+    assert gold["c_length_volume"] == pytest.approx(
+        abs(np.linalg.det(lattice)) * c["lo_n"] / c0, rel=1e-6)
+    answer = f"{gold['c_length_volume']:.2f} Å³"
+    assert _score(task, work).score == 0.0
+    assert _score(task, work, answer=answer).score == 0.0  # answer-without-the-files
+    # stopped after the stretched crystal: 2 of 5
+    _c_strained_file(work / "stretched.cjson", gold, c["hi_n"])
+    assert _score(task, work).score == pytest.approx(0.4)
+    # the atoms left where they were: the cells and the volume, 3 of 5
+    _c_strained_file(work / "stretched.cjson", gold, c["hi_n"], atoms_follow=False)
+    _c_strained_file(work / "compressed.cjson", gold, c["lo_n"], atoms_follow=False)
+    assert _score(task, work, answer=answer).score == pytest.approx(0.6)
+    # a set to the short length instead of c (a-set-instead-of-c): that file fails
+    _c_strained_file(work / "stretched.cjson", gold, c["hi_n"])
+    short_a = lattice.copy()
+    short_a[0] *= c["lo_n"] / np.linalg.norm(lattice[0])
+    _cjson(work / "compressed.cjson", gold["species"], np.array(gold["frac"]) @ short_a, short_a)
+    assert _score(task, work, answer=answer).score == pytest.approx(0.4)
+    _c_strained_file(work / "compressed.cjson", gold, c["lo_n"])
+    full = _score(task, work, answer=answer)
+    assert full.score == 1.0 and full.success

@@ -254,7 +254,8 @@ def edit(work: Path, rng: np.random.Generator, smiles: str = "", atom: int = 0,
     for ``atom2``), ``grow`` bonds a new atom of that element to ``grow_atom`` (``atom``
     when not given). The product's gold comes from the edited molfile; the atoms' screen
     positions and, for a new bond, the end point one bond length outward (away from the
-    grown atom's neighbours) place the oracle's clicks.
+    grown atom's neighbours) place the oracle's clicks. ``width_px``/``height_px``: the
+    product's drawn extent (page px), ``start_width_px``/``start_height_px``: the start's.
 
     ``lead="para"``: the start molecule is seeded, a ring of :data:`LEAD_RINGS` with a group
     of :data:`LEAD_GROUPS` para to its methyl (atom 0 the methyl carbon, atom 3 a ring carbon
@@ -300,7 +301,8 @@ def edit(work: Path, rng: np.random.Generator, smiles: str = "", atom: int = 0,
            "grow_x": int(scr[base][0]), "grow_y": int(scr[base][1]),
            "end_x": int(round(end[0])), "end_y": int(round(end[1])),
            "click_x": click[0], "click_y": click[1], "width_px": round(float(span[0]), 1),
-           "height_px": round(float(span[1]), 1)}
+           "height_px": round(float(span[1]), 1), "start_width_px": info["width_px"],
+           "start_height_px": info["height_px"]}
     if atom2 >= 0:
         out["atom2_x"], out["atom2_y"] = int(scr[atom2][0]), int(scr[atom2][1])
     return out

@@ -327,17 +327,23 @@ def test_analog_workflow_scores_each_stage(tmp_path):
     lead = gold["start_smiles"]
     (work / "lead.cml").write_text(_cml(lead))
     after_archive = _score(task, work).score
+    _png(work / "lead.png", int(gold["start_width_px"] + 18), int(gold["start_height_px"] + 15))
+    after_lead_picture = _score(task, work).score
     (work / "analog.xdc").write_text(_xdc(_xdc_molecule(gold["can"], 200, 0)))
     after_analog = _score(task, work).score
     _png(work / "analog.png", int(gold["width_px"] + 18), int(gold["height_px"] + 15))
     full = _score(task, work, answer=f"{gold['mw']} g/mol")
-    assert 0 < after_archive < after_analog < full.score <= 1
-    # weights: archive 1, analog 1, weight 1 + screen 0.25, picture 0.5 (the screen check
-    # needs the real screen, so it fails here)
-    assert (after_archive, after_analog) == (pytest.approx(1 / 3.75), pytest.approx(2 / 3.75))
-    assert full.score == pytest.approx(3.5 / 3.75)
+    assert 0 < after_archive < after_lead_picture < after_analog < full.score <= 1
+    # weights: archive 1, lead picture 0.5, analog 1, weight 1 + screen 0.25, picture 0.5
+    # (the screen check needs the real screen, so it fails here)
+    assert (after_archive, after_lead_picture, after_analog) == (
+        pytest.approx(1 / 4.25), pytest.approx(1.5 / 4.25), pytest.approx(2.5 / 4.25))
+    assert full.score == pytest.approx(4.0 / 4.25)
     wrong = _score(task, work, answer=f"{gold['start_mw']} g/mol").score
-    assert wrong == pytest.approx(2.5 / 3.75)
+    assert wrong == pytest.approx(3.0 / 4.25)
+    # a blank or solid picture is no drawing
+    _png(work / "lead.png", 10, 10)
+    assert _score(task, work, answer=f"{gold['mw']} g/mol").score == pytest.approx(3.5 / 4.25)
 
 
 def test_reaction_workflow_scores_each_stage(tmp_path):
@@ -406,3 +412,25 @@ def test_reaction_ring_carries_seeded_methyls_the_oracle_draws(tmp_path):
         assert gold["label_step"].startswith("pyautogui.write('Cl')")
         assert data.canonical(gold["product_smiles"])["formula"].count("Cl") == 1
     assert counts == {0, 1, 2}
+
+
+def test_mol_to_cml_pays_the_atoms_and_the_bonds(tmp_path):
+    """Issue 33 item 5: the CML's atoms (Hill formula) and its bonds (canonical SMILES) are
+    scored apart; an isomer (the atoms right, joined wrong) earns the atoms' third."""
+    isomers = {"vanillin": "COc1ccc(C=O)cc1O", "thymol": "Cc1ccc(C(C)C)cc1O",
+               "4-chlorophenol": "Oc1cccc(Cl)c1", "acetophenone": "Cc1ccc(C=O)cc1"}
+    seen = set()
+    for seed in range(40):
+        task, work = _stage("xdrawchem/mol-to-cml", tmp_path / str(seed), seed)
+        name = task.params["m"]["name"]
+        if name not in isomers or name in seen:
+            continue
+        seen.add(name)
+        path = work / (task.params["m"]["file"] + ".cml")
+        assert _score(task, work).score == 0
+        path.write_text(_cml(isomers[name]))
+        part = _score(task, work)
+        assert part.score == pytest.approx(0.5 / 1.5) and not part.success, name
+        path.write_text(_cml(task.gold["m"]["smiles"]))
+        assert _score(task, work).success, name
+    assert len(seen) >= 2

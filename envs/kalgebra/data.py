@@ -134,10 +134,13 @@ def plot_point(x: float, y: float) -> dict[str, int]:
 
 def damped(work: Path, rng: np.random.Generator, A: float, g: float,
            w: float) -> dict[str, Any]:
-    """The damped oscillation ``A exp(-g x) cos(w x)`` given in an instruction (no file), and
-    the undamped one a plot that forgot the damping would show."""
+    """The damped oscillation ``A exp(-g x) cos(w x)`` given in an instruction (no file), its
+    envelope curves ``±A exp(-g x)``, and the undamped one a plot that forgot the damping would
+    show."""
     return {"spec": {"kind": "damped", "A": float(A), "g": float(g), "w": float(w)},
-            "undamped_spec": {"kind": "damped", "A": float(A), "g": 0.0, "w": float(w)}}
+            "undamped_spec": {"kind": "damped", "A": float(A), "g": 0.0, "w": float(w)},
+            "envelope_spec": {"kind": "envelope", "A": float(A), "g": float(g)},
+            "lower_envelope_spec": {"kind": "envelope", "A": -float(A), "g": float(g)}}
 
 
 def fixed_point(work: Path, rng: np.random.Generator, c: float) -> dict[str, Any]:
@@ -193,8 +196,14 @@ def study_script(work: Path, rng: np.random.Generator, path: str = "study.kal",
     (work / path).write_text(text + "\n")
     gold = polynomial(work, rng, coeffs, 0.0)
     values = [float(np.polyval(coeffs, r)) for r in (r1, r2)]
+    # the inflection point, where f''(x) = a (2x - r1 - r2) vanishes: halfway between the
+    # turning points, and f there is the mean of f at them (a cubic is point-symmetric)
+    x_infl = (r1 + r2) / 2
     return {**gold, "r1": r1, "r2": r2, "f_r1": values[0], "f_r2": values[1],
-            "max_value": max(values), "min_value": min(values)}
+            "max_value": max(values), "min_value": min(values),
+            "inflection": x_infl, "f_inflection": float(np.polyval(coeffs, x_infl)),
+            "second_derivative_spec": {"kind": "poly",
+                                       "coeffs": [float(v) for v in np.polyder(coeffs, 2)]}}
 
 
 GRAVITY = {"Earth": 9.81, "Mars": 3.71, "the Moon": 1.62}

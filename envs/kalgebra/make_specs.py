@@ -343,14 +343,16 @@ def root_from_plot() -> dict:
 
 def plot_save_svg() -> dict:
     out = "damped.svg"
+    damped, upper, lower = "{A}*exp(-{g}*x)*cos({w}*x)", "{A}*exp(-{g}*x)", "-{A}*exp(-{g}*x)"
     return spec(
-        "plot-save-svg", title="Plot a damped oscillation and save it as SVG",
-        instruction="Plot the damped oscillation y = {A}*exp(-{g}*x)*cos({w}*x) in KAlgebra's 2D "
-                    "Graph tab (default view) and save the plot as an SVG image at {work}/" + out +
-                    ".",
-        hints="2D Graph tab > Add: type the expression in x and press Enter; 2D Graph > Save "
-              "(Ctrl+S) and a file name ending in .svg.",
-        difficulty="medium", tags=["plot", "export", "svg"], max_steps=20,
+        "plot-save-svg", title="Plot a damped oscillation with its envelope and save it as SVG",
+        instruction="Plot the damped oscillation y = {A}*exp(-{g}*x)*cos({w}*x) together with "
+                    "its envelope curves y = {A}*exp(-{g}*x) and y = -{A}*exp(-{g}*x) in "
+                    "KAlgebra's 2D Graph tab (default view) and save the plot as an SVG image at "
+                    "{work}/" + out + ".",
+        hints="2D Graph tab > Add: type the expression in x and press Enter; the Add tab again "
+              "for each further curve; 2D Graph > Save (Ctrl+S) and a file name ending in .svg.",
+        difficulty="medium", tags=["plot", "export", "svg"], max_steps=30,
         params={"A": {"float": [2.0, 6.0], "round": 1}, "g": {"float": [0.1, 0.4], "round": 2},
                 "w": {"float": [1.5, 4.0], "round": 1}},
         setup={"generate": [{"fn": "damped", "as": "y",
@@ -364,12 +366,24 @@ def plot_save_svg() -> dict:
                             "as a fraction of the view's height (one pixel is about 0.0023)",
              "getter": {"fn": "kalgebra_plot", "path": out, "key": "error",
                         "function": "$gold.y.spec"},
+             "check": {"op": "in_range", "max": 0.004}},
+            {"name": "a saved curve is the upper envelope", "weight": 0.5,
+             "description": "A exp(-g x), drawn over at least 80 % of the x range where it is "
+                            "in view",
+             "getter": {"fn": "kalgebra_plot", "path": out, "key": "error",
+                        "function": "$gold.y.envelope_spec"},
+             "check": {"op": "in_range", "max": 0.004}},
+            {"name": "a saved curve is the lower envelope", "weight": 0.5,
+             "description": "-A exp(-g x)",
+             "getter": {"fn": "kalgebra_plot", "path": out, "key": "error",
+                        "function": "$gold.y.lower_envelope_spec"},
              "check": {"op": "in_range", "max": 0.004}}]},
-        oracle=[*main(), *plot("{A}*exp(-{g}*x)*cos({w}*x)"), *save_plot(out), "DONE"],
+        oracle=[*main(), *plot(damped, upper, lower), *save_plot(out), "DONE"],
         negatives={
             "undamped": [*main(), *plot("{A}*cos({w}*x)"), *save_plot(out), "DONE"],
-            "png-not-svg": [*main(), *plot("{A}*exp(-{g}*x)*cos({w}*x)"),
-                            *save_plot("damped.png"), "DONE"]})
+            "no-envelope": [*main(), *plot(damped), *save_plot(out), "DONE"],
+            "png-not-svg": [*main(), *plot(damped, upper, lower), *save_plot("damped.png"),
+                            "DONE"]})
 
 
 def newton_fixed_point() -> dict:
@@ -510,6 +524,7 @@ def logistic_script() -> dict:
 # numeric calculus in the console language: a central-difference derivative of a loaded f and
 # Newton's method on it (the oracle's way; an agent may differentiate symbolically instead)
 FP = "fp:=x->(f(x+0.000001)-f(x-0.000001))/0.000002"
+FPP = "fpp:=x->(fp(x+0.0001)-fp(x-0.0001))/0.0002"
 NT = "nt:=(x,n)->piecewise{{n=0?x, ?nt(x-fp(x)/((fp(x+0.0001)-fp(x-0.0001))/0.0002),n-1)}}"
 
 
@@ -588,17 +603,19 @@ def function_study() -> dict:
     steps = [*main(), *load_script("study.kal"),
              *console(FP, NT, "x1:=nt(-5,30)", "x2:=nt(6,30)",
                       "(fp(x1+0.001)-fp(x1-0.001))/0.002", "(fp(x2+0.001)-fp(x2-0.001))/0.002",
-                      "f(x2)", "f(x1)"),
+                      FPP, "x3:=(x1+x2)/2", "f(x3)", "f(x2)", "f(x1)"),
              *save_script(script), read_ans()]
-    plots = [*plot("f(x)", "fp(x)"), *save_plot(svg), click(*TAB_CALC)]
+    plots = [*plot("f(x)", "fp(x)", "fpp(x)"), *save_plot(svg), click(*TAB_CALC)]
     return spec(
         "function-study", title="Curve sketching: turning points, values and plot",
         instruction="study.kal in the work folder is a KAlgebra console script that defines a "
                     "cubic f(x). Study it with KAlgebra: load the script (Calculator > Load "
                     "Script...); in the console, locate both turning points of f (where f'(x) = "
                     "0) to at least four decimals, classify them with the second derivative and "
-                    "evaluate f at each; plot f and its derivative f' together in the 2D Graph "
-                    "tab and save that plot as {work}/" + svg + "; finally save the console as a "
+                    "evaluate f at each; locate the inflection point (where f''(x) = 0) and "
+                    "evaluate f there; plot f, its derivative f' and its second derivative f'' "
+                    "together in the 2D Graph tab and save that plot as {work}/" + svg +
+                    "; finally save the console as a "
                     "script {work}/" + script + " and export the console log as {work}/" + log +
                     ". Give the local maximum value of f with the answer action.",
         hints="The Variables panel shows f's definition; diff(expression : x) differentiates an "
@@ -620,6 +637,13 @@ def function_study() -> dict:
                           0.0, "f'(r1) = 0, r1 < r2"),
                 log_value("the log locates the local minimum", log, [], "$gold.study.r2", 1e-4,
                           0.0, "f'(r2) = 0")]},
+            {"name": "inflection", "blocks_from": ["open"], "criteria": [
+                log_value("the log locates the inflection point", log, [],
+                          "$gold.study.inflection", 1e-4, 0.0, "f''(x) = 0: (r1 + r2)/2"),
+                log_value("the log holds f at the inflection point", log, ["f("],
+                          "$gold.study.f_inflection", 1e-5, 0.0,
+                          "f((r1 + r2)/2), the mean of f at the turning points; 1e-5 because "
+                          "f' is not 0 there, so the turning points' own error shows")]},
             {"name": "values", "blocks_from": ["turning-points"], "criteria": [
                 log_value("the log holds f at the maximum", log, ["f("],
                           "$gold.study.max_value", 1e-6),
@@ -630,7 +654,9 @@ def function_study() -> dict:
                 plot_gate(svg, 2),
                 plotted("the plot shows f", svg, "$gold.study.spec", "the cubic of study.kal"),
                 plotted("the plot shows f'", svg, "$gold.study.derivative_spec",
-                        "a (x - r1)(x - r2)")]},
+                        "a (x - r1)(x - r2)"),
+                plotted("the plot shows f''", svg, "$gold.study.second_derivative_spec",
+                        "a (2x - r1 - r2)")]},
             {"name": "session-script", "blocks_from": ["values"], "criteria": [
                 {"name": "the saved session script evaluates f at a turning point", "weight": 1,
                  "getter": {"fn": "file_text", "path": script},
@@ -641,7 +667,9 @@ def function_study() -> dict:
             "stop-after-turning-points": [*main(), *load_script("study.kal"),
                                           *console(FP, NT, "x1:=nt(-5,30)", "x2:=nt(6,30)"),
                                           *export_log(log), "DONE"],
-            "no-plot": [*steps, *export_log(log), "DONE"]})
+            "no-plot": [*steps, *export_log(log), "DONE"],
+            "no-second-derivative-plot": [*steps, *plot("f(x)", "fp(x)"), *save_plot(svg),
+                                          click(*TAB_CALC), *export_log(log), "DONE"]})
 
 
 def oscillator_report() -> dict:

@@ -279,9 +279,15 @@ def test_load_script_needs_the_import(tmp_path):
 
 def test_plot_task_scores_the_saved_curve(tmp_path):
     task, work = _stage("kalgebra/plot-save-svg", tmp_path)
-    (work / "damped.svg").write_text(plot_svg([curve(task.gold["y"]["spec"])]))
+    y = task.gold["y"]
+    (work / "damped.svg").write_text(plot_svg([curve(y["spec"]), curve(y["envelope_spec"]),
+                                               curve(y["lower_envelope_spec"])]))
     assert _score(task, work).success
-    (work / "damped.svg").write_text(plot_svg([curve(task.gold["y"]["undamped_spec"])]))
+    (work / "damped.svg").write_text(plot_svg([curve(y["spec"])]))
+    assert _score(task, work).score == 0.5  # the oscillation without its envelope
+    (work / "damped.svg").write_text(plot_svg([curve(y["spec"]), curve(y["envelope_spec"])]))
+    assert _score(task, work).score == 0.75
+    (work / "damped.svg").write_text(plot_svg([curve(y["undamped_spec"])]))
     assert _score(task, work).score == 0
 
 
@@ -313,15 +319,21 @@ def test_function_study_stages_give_partial_credit(tmp_path):
     log.write_text(log_html([("x1:=nt(-5,30)", f"{g['r1'] + 1e-9:.12g}"),
                              ("x2:=nt(6,30)", f"{g['r2'] - 1e-9:.12g}")], [script]))
     second = _score(task, work).score
-    log.write_text(log_html([("x1:=nt(-5,30)", f"{g['r1']:.12g}"),
-                             ("x2:=nt(6,30)", f"{g['r2']:.12g}"),
-                             ("f(x2)", f"{g['min_value']:.12g}"),
-                             ("f(x1)", f"{g['max_value']:.12g}")], [script]))
+    values = [("x1:=nt(-5,30)", f"{g['r1']:.12g}"), ("x2:=nt(6,30)", f"{g['r2']:.12g}"),
+              ("f(x2)", f"{g['min_value']:.12g}"), ("f(x1)", f"{g['max_value']:.12g}")]
+    log.write_text(log_html(values, [script]))
     (work / "study-session.kal").write_text("x1:=nt(-5,30)\nf(x1)\n")
-    (work / "study.svg").write_text(plot_svg([curve(g["spec"]), curve(g["derivative_spec"])]))
+    svg = work / "study.svg"
+    svg.write_text(plot_svg([curve(g["spec"]), curve(g["derivative_spec"])]))
+    third = _score(task, work, f"{g['max_value']:.5f}").score
+    log.write_text(log_html([*values, ("x3:=(x1+x2)/2", f"{g['inflection']:.12g}"),
+                             ("f(x3)", f"{g['f_inflection']:.12g}")], [script]))
+    svg.write_text(plot_svg([curve(g["spec"]), curve(g["derivative_spec"]),
+                             curve(g["second_derivative_spec"])]))
     full = _score(task, work, f"{g['max_value']:.5f}")
-    assert 0 < first < second < 1 and full.success, (first, second, full)
-    assert first == pytest.approx(1 / 9) and second == pytest.approx(3 / 9)
+    assert 0 < first < second < third < 1 and full.success, (first, second, third, full)
+    assert first == pytest.approx(1 / 12) and second == pytest.approx(3 / 12)
+    assert third == pytest.approx(9 / 12)
 
 
 def test_oscillator_report_stages_give_partial_credit(tmp_path):

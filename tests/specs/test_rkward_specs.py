@@ -393,6 +393,10 @@ def test_trial_workflow_scores_partial_credit_by_stage(tmp_path):
             "boxplot(sbp_w12 ~ arm, data = trial, main = 'Week-12 SBP by arm', "
             "ylab = 'SBP (mmHg)'); invisible(dev.off())")
     subprocess.run(["Rscript", "--vanilla", "-e", code], cwd=tmp_path, check=True, timeout=60)
+    no_ci = evaluate(task.criteria(), _state(tmp_path, analysed, f"{g['ancova_arm']:.4f}"))
+    assert s2 < no_ci.score < 1.0
+    (tmp_path / "ancova_ci.csv").write_text(
+        f"arm,estimate,lower,upper\nActive,{g['ancova_arm']},{g['ancova_lo']},{g['ancova_hi']}\n")
     full = evaluate(task.criteria(), _state(tmp_path, analysed, f"{g['ancova_arm']:.4f}"))
     assert full.score == 1.0
     # another variable drawn is not the requested plot

@@ -396,10 +396,11 @@ def test_the_live_document_serialized_reads_back_the_same(tmp_path):
     assert fresh["datasets"]["x"]["n"] == 6 and fresh["datasets"]["x"]["finite"] == 4
 
 
-@pytest.mark.parametrize("plotted, expected", [(False, 3 / 3.5), (True, 1.0)])
+@pytest.mark.parametrize("plotted, expected", [(False, 3 / 5), (True, 3.5 / 5)])
 def test_youngs_modulus_scores_the_plot_before_the_fit(plotted, expected, tmp_path):
-    """The work has two parts: the tensile curve plotted (0.5) and the elastic fit and its E.
-    A fit with no xy of the test (the fit-without-plot negative) keeps the fit's credit only."""
+    """The work has parts: the tensile curve plotted (0.5), the elastic fit and its E, and the
+    saved document and exported page (1.5). A fit with no xy of the test (the fit-without-plot
+    negative) keeps the fit's credit only; nothing saved keeps the live work's credit only."""
     task = make_task(SPECS["veusz/youngs-modulus"], 0, tmp_path)
     try:
         task.stage(tmp_path)
@@ -419,6 +420,6 @@ def test_youngs_modulus_scores_the_plot_before_the_fit(plotted, expected, tmp_pa
                            answer=f"{gold['E']:.2f} GPa")
         result = evaluate(task.criteria(), state)
         assert result.score == pytest.approx(expected), result
-        assert result.success is plotted
+        assert result.success is False
     finally:
         task.cleanup()

@@ -153,6 +153,31 @@ def ds9_live_circle_near(state: FinalState, x: float, y: float, key: str = "dist
     return pick_key("regions", info, key)
 
 
+@register("ds9_live_circles_on")
+def ds9_live_circles_on(state: FinalState, stars: list[dict[str, Any]], threshold: float,
+                        max_distance: float = 2.0, key: str | None = None) -> Any:
+    """How the circle regions DS9 shows now mark the ``stars`` (gold dicts with ``peak``,
+    ``peak_x``, ``peak_y``, 1-based image pixels) whose peak exceeds ``threshold``: "marked"
+    (such stars with a circle centred within ``max_distance`` pixels of their brightest
+    pixel), "targets" (how many there are), "extra" (circles near none of them: on a fainter
+    star, the galaxy, empty sky or a second circle on one star), "n_circles", and "exact"
+    (every such star marked once and nothing else)."""
+    circles = [r["coords"][0] for r in _app(state).get("regions") or []
+               if r.get("shape") == "circle" and r.get("coords")]
+    targets = [s for s in stars if float(s["peak"]) > float(threshold)]
+    used: set[int] = set()
+    for s in targets:
+        near = [(math.hypot(c[0] - s["peak_x"], c[1] - s["peak_y"]), i)
+                for i, c in enumerate(circles) if i not in used]
+        near = [d for d in near if d[0] <= max_distance]
+        if near:
+            used.add(min(near)[1])
+    marked, extra = len(used), len(circles) - len(used)
+    info = {"marked": marked, "targets": len(targets), "extra": extra,
+            "n_circles": len(circles), "exact": marked == len(targets) and extra == 0}
+    return pick_key("regions", info, key)
+
+
 # --- exported PNGs by content ----------------------------------------------------------------
 
 #: Below this rank correlation a PNG is not a picture of the data: its colour fit, offset and

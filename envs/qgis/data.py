@@ -167,10 +167,12 @@ def towns(work: Path, rng: np.random.Generator, path: str = "towns.geojson", n: 
 
 
 def sites_csv(work: Path, rng: np.random.Generator, path: str = "sites.csv", n: int = 15,
-              kind: str = "lonlat") -> dict[str, Any]:
+              kind: str = "lonlat", target: str | None = None) -> dict[str, Any]:
     """Sampling sites as CSV: columns id, name, lon, lat, ph (``kind`` "lonlat", EPSG:4326) or
     id, name, easting, northing, ph ("utm", EPSG:32633). Gold: n, crs and the bounding box
-    [xmin, ymin, xmax, ymax] in that CRS (and swapped, as if x and y were mixed up)."""
+    [xmin, ymin, xmax, ymax] in that CRS (and swapped, as if x and y were mixed up); with
+    ``target`` also ``rows`` (name, x, y in that CRS) and ``rows_lonlat`` (the same in degrees,
+    for a copy exported without reprojecting). ``target`` draws nothing: the file is the same."""
     names = unique_names(rng, n)
     lon = np.round(rng.uniform(14.3, 15.6, n), 5)
     lat = np.round(rng.uniform(45.7, 46.5, n), 5)
@@ -186,9 +188,16 @@ def sites_csv(work: Path, rng: np.random.Generator, path: str = "sites.csv", n: 
         w.writerow(["id", "name", *header, "ph"])
         for i in range(n):
             w.writerow([i + 1, names[i], f"{xs[i]}", f"{ys[i]}", f"{ph[i]}"])
-    return {"n": n, "crs": crs, "x_field": header[0], "y_field": header[1],
+    gold = {"n": n, "crs": crs, "x_field": header[0], "y_field": header[1],
             "bbox": [float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max())],
             "bbox_swapped": [float(ys.min()), float(xs.min()), float(ys.max()), float(xs.max())]}
+    if target is not None:
+        tx, ty = project_points(lon, lat, target)
+        gold["rows"] = [{"name": names[i], "x": float(tx[i]), "y": float(ty[i])}
+                        for i in range(n)]
+        gold["rows_lonlat"] = [{"name": names[i], "x": float(lon[i]), "y": float(lat[i])}
+                               for i in range(n)]
+    return gold
 
 
 def _geotiff(path: Path, z: np.ndarray, x0: float, ymax: float, cell: float, epsg: int) -> None:

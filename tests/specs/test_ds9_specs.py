@@ -610,7 +610,13 @@ def _score_answer(task: Task, work: Path, text: str | None, raw: dict | None = N
 
 def _marked(task: Task) -> dict:
     """DS9's state with what the task asks to mark on screen marked (star-peak-value: a
-    circle on the star), else the fresh state."""
+    circle on the star; count-bright-stars: one on each star above the threshold), else the
+    fresh state."""
+    if task.spec.slug == "count-bright-stars":
+        f = task.gold["field"]
+        lines = [f"circle({s['peak_x']},{s['peak_y']},4)" for s in f["stars"]
+                 if s["peak"] > f["threshold"]]
+        return dict(FRESH_RAW, regions="image\n" + "\n".join(lines))
     if task.spec.slug != "star-peak-value":
         return FRESH_RAW
     star = task.gold["field"]["ranked"]
@@ -824,5 +830,33 @@ def test_smoothed_contour_view_workflow_scores_each_stage(seed, tmp_path):
         no_contours = dict(viewed, contour="no")
         assert _stage_score(task, tmp_path, build_state(no_contours))["score"] == pytest.approx(
             4 / 8)
+    finally:
+        task.cleanup()
+
+
+def test_count_bright_stars_circles_exactly_the_stars_above(tmp_path):
+    """The circles criterion passes with one circle on each star above the threshold and
+    fails with one missing, one on a fainter star, or one doubled; the count is separate."""
+    work = tmp_path / "w"
+    task = staged("ds9/count-bright-stars", 0, work)
+    try:
+        f = task.gold["field"]
+        above = [s for s in f["stars"] if s["peak"] > f["threshold"]]
+        below = [s for s in f["stars"] if s["peak"] <= f["threshold"]]
+        assert above and below
+
+        def score(stars, answer):
+            text = "image\n" + "\n".join(f"circle({s['peak_x'] + 0.7},{s['peak_y']},5)"
+                                         for s in stars)
+            return _score_answer(task, work, answer, dict(FRESH_RAW, regions=text)).score
+
+        n = str(f["n_above"])
+        assert score(above, n) == 1.0
+        assert 0 < score(above, None) < 1  # no answer: the marks alone
+        assert 0 < score(above, f"{f['n_above_more']}") < 1
+        assert 0 < score(above[1:], n) < 1
+        assert 0 < score(above + below[:1], n) < 1
+        assert 0 < score(above + above[:1], n) < 1
+        assert score([], "0") == 0.0
     finally:
         task.cleanup()

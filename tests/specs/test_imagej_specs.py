@@ -885,3 +885,37 @@ def test_generic_cheats_on_the_start_state(spec_id, tmp_path):
                 assert result.score == 0 and not result.success, (cheat.name, result)
         finally:
             task.cleanup()
+
+
+def test_gaussian_blur_partial_credit_separates_smoothing_from_the_sigma(tmp_path):
+    """The whole image smoothed with another sigma earns the smoothing part only; the noisy
+    input, a quarter blurred or a uniform image earn nothing; the asked sigma earns all."""
+    from scipy import ndimage as ndi
+
+    spec = SPECS["imagej/gaussian-blur-save"]
+    work = tmp_path / "w"
+    task = make_task(spec, 0, work)
+    try:
+        task.stage(work)
+        sigma = float(task.params["sigma"])
+        arr = tifffile.imread(work / "cell.tif").astype(float)
+
+        def score(img: np.ndarray) -> float:
+            tifffile.imwrite(work / "blurred.tif",
+                             np.clip(np.round(img), 0, 255).astype(np.uint8), imagej=True)
+            return evaluate(task.criteria(), FinalState(work_dir=work)).score
+
+        def blur(s: float) -> np.ndarray:
+            return ndi.gaussian_filter(arr, s, mode="nearest")
+
+        assert score(blur(sigma)) == 1.0
+        assert 0 < score(blur(sigma / 2)) < 1
+        assert 0 < score(blur(3 * sigma)) < 1
+        quarter = arr.copy()
+        h, w = arr.shape
+        quarter[:h // 2, :w // 2] = blur(sigma)[:h // 2, :w // 2]
+        assert score(quarter) == 0.0
+        assert score(arr) == 0.0
+        assert score(np.full_like(arr, blur(sigma).mean())) == 0.0
+    finally:
+        task.cleanup()

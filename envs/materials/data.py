@@ -255,22 +255,37 @@ def widest_gap(work: Path, rng: np.random.Generator, element: str, nelements: in
             "second_id": found[1]["id"], "count": len(found)}
 
 
-def xrd_peaks(structure: Any) -> list[float]:
-    """Distinct peak positions (2-theta, degrees, Cu K-alpha, 10-90) of at least
-    :data:`XRD_MIN_INTENSITY` % of the strongest. Reflections at one angle are merged (their
-    intensities summed) first, as pymatgen 2022 (the sandbox's) does and 2024+ no longer does
-    for some hexagonal families."""
+def xrd_pattern(structure: Any) -> list[tuple[float, float, float]]:
+    """The peaks (2-theta in degrees, intensity with the strongest 100, d-spacing in Å; Cu
+    K-alpha, 10-90) of at least :data:`XRD_MIN_INTENSITY` % of the strongest. Reflections at
+    one angle are merged (their intensities summed) first, as pymatgen 2022 (the sandbox's)
+    does and 2024+ no longer does for some hexagonal families."""
     from pymatgen.analysis.diffraction.xrd import XRDCalculator
 
     pattern = XRDCalculator(wavelength="CuKa").get_pattern(structure, two_theta_range=XRD_RANGE)
     merged: list[list[float]] = []
-    for x, y in zip(pattern.x, pattern.y, strict=True):
+    for x, y, d in zip(pattern.x, pattern.y, pattern.d_hkls, strict=True):
         if merged and abs(merged[-1][0] - x) < 1e-3:
             merged[-1][1] += float(y)
         else:
-            merged.append([float(x), float(y)])
-    top = max(y for _, y in merged)
-    return [round(x, 4) for x, y in merged if 100 * y / top >= XRD_MIN_INTENSITY]
+            merged.append([float(x), float(y), float(d)])
+    top = max(y for _, y, _ in merged)
+    return [(round(x, 4), round(100 * y / top, 3), round(d, 5)) for x, y, d in merged
+            if 100 * y / top >= XRD_MIN_INTENSITY]
+
+
+def xrd_peaks(structure: Any) -> list[float]:
+    """Distinct peak positions (2-theta) of :func:`xrd_pattern`."""
+    return [x for x, _, _ in xrd_pattern(structure)]
+
+
+def closest_pairs(structure: Any, tol: float = 0.002) -> tuple[float, list[str]]:
+    """The shortest interatomic distance (Å, periodic images included) and the element pairs
+    (``"Cl-Na"``, alphabetical) at it within ``tol``: every pair an answer may name."""
+    found = [(n.nn_distance, "-".join(sorted((site.specie.symbol, n.specie.symbol))))
+             for site in structure for n in structure.get_neighbors(site, 6.0)]
+    low = min(d for d, _ in found)
+    return low, sorted({p for d, p in found if d <= low + tol})
 
 
 def structure_facts(entry: dict[str, Any]) -> dict[str, Any]:
@@ -280,30 +295,42 @@ def structure_facts(entry: dict[str, Any]) -> dict[str, Any]:
 
     s = db.structure_of(entry)
     sga = SpacegroupAnalyzer(s, symprec=0.01)
-    peaks = xrd_peaks(s)
-    nn = min(n.nn_distance for i in range(len(s)) for n in s.get_neighbors(s[i], 6.0))
+    pattern = xrd_pattern(s)
+    peaks = [x for x, _, _ in pattern]
+    ranked = sorted(pattern, key=lambda p: -p[1])
+    nn, pairs = closest_pairs(s)
     return {"space_group_symbol": sga.get_space_group_symbol(),
             "space_group_number": sga.get_space_group_number(),
             "density": round(float(s.density), 5),
             "volume_per_atom": round(float(s.volume / len(s)), 5),
             "nsites": len(s), "peaks": peaks, "nearest_neighbour": round(float(nn), 5),
+            "nn_pairs": pairs, "first_d": pattern[0][2], "strongest_peak": ranked[0][0],
+            "strongest_lead": round(ranked[0][1] - ranked[1][1], 3) if len(ranked) > 1
+            else 100.0,
             "composition": {str(el): int(n) for el, n in s.composition.items()},
             "lengths": sorted(round(float(x), 5) for x in s.lattice.abc),
             "volume": round(float(s.volume), 5)}
 
 
 def entry_facts(work: Path, rng: np.random.Generator, entry: str, unanalysed: bool = False,
-                types: list[str] | None = None) -> dict[str, Any]:
+                types: list[str] | None = None, strongest_lead: float = 0.0) -> dict[str, Any]:
     """:func:`structure_facts` of one entry, plus what the database says about it; with
     ``unanalysed`` and/or ``types`` (structure types), the id holds a seeded entry that is
-    unanalysed and of one of those types."""
+    unanalysed and of one of those types; with ``strongest_lead``, the variant is drawn again
+    until the entry's strongest XRD peak is ahead of the next by that much (the strongest 100)
+    so that which peak is the strongest is not a matter of rounding."""
     prepare = None
     if unanalysed or types:
         def prepare(v: Variant) -> None:
             v.place(entry, lambda e, t: (not unanalysed or not v.analysed(e)) and (
                 not types or t["entry"]["_sag_structure_type"] in types))
 
-    v = stage(work, rng, prepare=prepare)
+    fits = None
+    if strongest_lead > 0:
+        def fits(v: Variant) -> bool:
+            return _facts(v, v.entry(entry))["strongest_lead"] >= strongest_lead
+
+    v = stage(work, rng, prepare=prepare, fits=fits)
     e = v.entry(entry)
     facts = dict(_facts(v, e))
     facts.update(first_peak=facts["peaks"][0], second_peak=facts["peaks"][1],
@@ -495,6 +522,42 @@ def polymorph_study(work: Path, rng: np.random.Generator, formula: str) -> dict[
                        "gap_to_next": gap_next, "first_peak": gfacts["peaks"][0]}}
 
 
+def strain_series(work: Path, rng: np.random.Generator, entry: str, step: float,
+                  space_groups: list[str]) -> dict[str, Any]:
+    """A uniaxial strain series of a cubic entry: its third lattice vector stretched by
+    -2, -1, 0, 1 and 2 times ``step`` % (fractional coordinates kept); per strain the space
+    group, density and first XRD peak, the most stretched cell (as a CIF reads it) and the
+    report's values. The id holds a seeded entry of one of ``space_groups``."""
+    from pymatgen.core import Lattice, Structure
+    from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
+
+    v = stage(work, rng, prepare=lambda v: v.place(
+        entry, lambda e, t: t["entry"]["_sag_space_group_symbol"] in space_groups))
+    s = db.structure_of(v.entry(entry))
+    rows, cells = [], {}
+    for k in (-2, -1, 0, 1, 2):
+        e = round(k * step, 4)
+        m = s.lattice.matrix.copy()
+        m[2] = m[2] * (1 + e / 100)
+        t = Structure(Lattice(m), s.species, s.frac_coords)
+        sga = SpacegroupAnalyzer(t, symprec=0.01)
+        rows.append({"strain": e, "space_group": sga.get_space_group_symbol(),
+                     "number": sga.get_space_group_number(),
+                     "density": round(float(t.density), 5), "first_peak": xrd_peaks(t)[0]})
+        cells[k] = t
+    top, zero = cells[2], rows[2]
+    return {"rows_symmetry": [{k: r[k] for k in ("strain", "space_group")} for r in rows],
+            "rows_density": [{k: r[k] for k in ("strain", "density")} for r in rows],
+            "rows_peak": [{k: r[k] for k in ("strain", "first_peak")} for r in rows],
+            "count": len(rows), "formula": v.entry(entry)["chemical_formula_descriptive"],
+            "strained": {"composition": {str(el): int(n) for el, n in top.composition.items()},
+                         "lengths": sorted(round(float(x), 5) for x in top.lattice.abc),
+                         "number": rows[-1]["number"]},
+            "report": {"unstrained_space_group": zero["space_group"],
+                       "strained_space_group": rows[-1]["space_group"],
+                       "peak_shift": round(rows[-1]["first_peak"] - zero["first_peak"], 4)}}
+
+
 GENERATORS = {
     "database": database,
     "count_with_elements": count_with_elements,
@@ -511,4 +574,5 @@ GENERATORS = {
     "space_group_census": space_group_census,
     "wide_gap_screen": wide_gap_screen,
     "polymorph_study": polymorph_study,
+    "strain_series": strain_series,
 }

@@ -219,6 +219,70 @@ def answer_ids(state: FinalState, count: bool = False) -> list[str] | int:
     return len(ids) if count else ids
 
 
+#: Element symbols, for :func:`answer_pair`.
+_ELEMENTS = frozenset("""H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni
+Cu Zn Ga Ge As Se Br Kr Rb Sr Y Zr Nb Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr Nd Pm
+Sm Eu Gd Tb Dy Ho Er Tm Yb Lu Hf Ta W Re Os Ir Pt Au Hg Tl Pb Bi Po At Rn Fr Ra Ac Th Pa U Np Pu
+""".split())
+
+
+def _labelled(text: str, names: list[str]) -> re.Match[str] | None:
+    """Where ``name = `` (or ``name:``) of the first of ``names`` the answer writes ends."""
+    for name in names:
+        m = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])\s*[:=]\s*", text, re.IGNORECASE)
+        if m:
+            return m
+    return None
+
+
+@register("answer_part")
+def answer_part(state: FinalState, label: str, aliases: list[str] | None = None,
+                unit: str | None = None) -> float:
+    """One labelled part of an answer that has several (``answer("2theta = 27.45, d = 3.246
+    Å")``): the number after ``label =`` (or an alias), converted to ``unit``. An answer that
+    names no such label is read as one value (:func:`answer_number`: several values are
+    ambiguous and fail), so a one-value answer counts for the part it is right about and no
+    other."""
+    from dataclasses import replace
+
+    from sciagent_gym.evaluation.getters.answer import answer_number
+
+    text = (state.answer or "").strip()
+    if not text:
+        raise GetterError("no answer was given (use the answer action)")
+    state = replace(state, answer=_ID.sub(" ", text))  # an id's digits are no value
+    text = state.answer
+    names = [label, *(aliases or [])]
+    if _labelled(text, names) is None:
+        return answer_number(state, unit=unit)
+    for name in names:
+        if _labelled(text, [name]) is not None:
+            return answer_number(state, unit=unit, label=name)
+    raise GetterError(f"answer {text[:80]!r} has no '{label} = value'")
+
+
+@register("answer_pair")
+def answer_pair(state: FinalState, label: str | None = None) -> str:
+    """The two element symbols the answer names (after ``label =`` up to the next comma,
+    semicolon or line end when the answer writes that label, else in the whole answer), in
+    alphabetical order joined by ``-`` (``"Na-Cl"``, ``"Cl and Na"`` and ``"NaCl"`` all read
+    ``Cl-Na``); any other number of symbols fails."""
+    text = (state.answer or "").strip()
+    if not text:
+        raise GetterError("no answer was given (use the answer action)")
+    m = _labelled(text, [label]) if label else None
+    part = re.split(r"[,;\n]", text[m.end():])[0] if m else text
+    symbols = []
+    for word in re.findall(r"[A-Za-z]+", part):  # "Na-Cl", "Na and Cl", "NaCl"
+        pieces = re.findall(r"[A-Z][a-z]?", word)
+        if "".join(pieces) == word and all(p in _ELEMENTS for p in pieces):
+            symbols += pieces
+    if len(symbols) != 2:
+        raise GetterError(f"answer {text[:80]!r}: {len(symbols)} element symbols "
+                          f"({', '.join(symbols[:6]) or 'none'}) where a pair was expected")
+    return "-".join(sorted(symbols))
+
+
 @register("json_keys")
 def json_keys(state: FinalState, path: str, count: bool = False) -> list[str] | int:
     """The keys of the JSON object in ``path`` as :func:`kv_match` matches them (lower case,

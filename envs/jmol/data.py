@@ -46,7 +46,7 @@ def build(rng: np.random.Generator, family: str, formula: str | None = None,
 def crystal(work: Path, rng: np.random.Generator, family: str, formula: str | None = None,
             path: str = "crystal.cif", symmetrized: bool = True, centre: str | None = None,
             ligand: str | None = None, species: str | None = None, cells: int | None = None,
-            ) -> dict[str, Any]:
+            lattice: list[int] | None = None) -> dict[str, Any]:
     """Write the seeded crystal to ``path`` as CIF. Gold: :meth:`Crystal.gold` (formula,
     spacegroup, spacegroup_number, a, b, c, alpha, beta, gamma, density in g/cm3, volume in
     A3, nsites), ``counts`` ({element: atoms in the conventional cell}), ``distance``
@@ -54,7 +54,8 @@ def crystal(work: Path, rng: np.random.Generator, family: str, formula: str | No
     ``elements`` (in site order) and ``volume_nm3``. With ``centre`` and ``ligand``: ``bond`` (their
     shortest distance), ``centre_cn`` and ``angle`` (:func:`min_angle`); with ``species``:
     ``species_count`` (its atoms in the conventional cell); with ``cells``: ``cells_sites``
-    (the atoms of that many conventional cells)."""
+    (the atoms of that many conventional cells); with ``lattice`` ([n1, n2, n3]):
+    ``supercell`` ({a, b, c}: the edge lengths in A of that block of cells)."""
     c = build(rng, family, formula)
     (work / path).write_text(crystals.cif_text(c, symmetrized=symmetrized))
     elements = list(dict.fromkeys(site.specie.symbol for site in c.structure))
@@ -73,6 +74,10 @@ def crystal(work: Path, rng: np.random.Generator, family: str, formula: str | No
         gold["species_count"] = counts[species]
     if cells:
         gold["cells_sites"] = c.nsites * int(cells)
+    if lattice:
+        n1, n2, n3 = (int(v) for v in lattice)
+        gold["supercell"] = {"a": round(n1 * gold["a"], 4), "b": round(n2 * gold["b"], 4),
+                             "c": round(n3 * gold["c"], 4)}
     return gold
 
 
@@ -116,20 +121,26 @@ def render_view(cif: Path, script: str, timeout: float = 120.0) -> np.ndarray:
 def view(work: Path, rng: np.random.Generator, family: str, formula: str | None = None,
          lattice: str = "2 2 2", axis: str = "c", background: str = "white",
          path: str = "crystal.cif", cells: int | None = None, species: str | None = None,
-         percent: int | None = None, color: str | None = None) -> dict[str, Any]:
+         percent: int | None = None, color: str | None = None, axes: bool = False,
+         ) -> dict[str, Any]:
     """Write the seeded crystal to ``path``; gold: :func:`crystal`'s values (``cells_sites``
-    with ``cells``) and ``render``, the view of a ``lattice`` block of cells looked at down
-    ``axis`` on ``background`` (an array: the task stores it host-side as the reference
-    image); with ``species``, its atoms drawn at ``percent`` % of their van der Waals radius
-    in ``color`` (a Jmol colour name)."""
+    with ``cells``) and ``render``, the view of a ``lattice`` block of cells (an empty
+    ``lattice``: the file as Jmol opens it, its asymmetric unit) looked at down ``axis`` (an
+    empty ``axis``: Jmol's default orientation) on ``background`` (an array: the task stores
+    it host-side as the reference image); with ``species``, its atoms drawn at ``percent`` %
+    of their van der Waals radius in ``color`` (a Jmol colour name); with ``axes``, Jmol's
+    axes shown."""
     gold = crystal(work, rng, family, formula, path, cells=cells)
     style = ""
     if species:
         if not (species.isalpha() and str(color).isalpha()):
             raise ValueError(f"bad species or colour: {species!r}, {color!r}")
         style = f"select _{species}; spacefill {int(percent or 0)}%; color {color}; select none\n"
-    script = (f'load "$CIF" {{{lattice}}}\n{style}background {background}\n'
-              f"moveto 0 axis {axis}\n")
+    if not str(background).isalpha():
+        raise ValueError(f"bad background: {background!r}")
+    block = f" {{{lattice}}}" if lattice else ""
+    script = (f'load "$CIF"{block}\n{style}background {background}\n'
+              + ("axes on\n" if axes else "") + (f"moveto 0 axis {axis}\n" if axis else ""))
     gold["render"] = render_view(work / path, script)
     return gold
 

@@ -48,8 +48,15 @@ def jmol_supercell(state: FinalState, n: list[int] | int, key: str | None = None
         raise GetterError("no crystal with a unit cell is loaded")
     if any(not isinstance(q, list) or len(q) != 3 for q in fxyz):
         raise GetterError("malformed fractional coordinates in the state dump")
+    sites, outside = _block_sites(np.array(fxyz, dtype=float), dims)
+    out = {"sites": sites, "outside": outside, "models": st.get("models")}
+    return pick_key("supercell", out, key)
+
+
+def _block_sites(points: np.ndarray, dims: list[int]) -> tuple[int, int]:
+    """(distinct sites modulo the ``dims`` block, atoms more than :data:`OUTSIDE_MARGIN`
+    beyond it) of fractional coordinates ``points``."""
     box = np.array(dims, dtype=float)
-    points = np.array(fxyz, dtype=float)
     outside = int(((points < -OUTSIDE_MARGIN) | (points > box + OUTSIDE_MARGIN)).any(axis=1).sum())
     sites = np.empty((0, 3))
     for q in np.mod(points, box):
@@ -59,8 +66,7 @@ def jmol_supercell(state: FinalState, n: list[int] | int, key: str | None = None
             if (delta.max(axis=1) < SITE_TOLERANCE).any():
                 continue
         sites = np.vstack([sites, q])
-    out = {"sites": int(len(sites)), "outside": outside, "models": st.get("models")}
-    return pick_key("supercell", out, key)
+    return int(len(sites)), outside
 
 
 @register("jmol_polyhedra")
@@ -119,6 +125,28 @@ def jmol_xyz(state: FinalState, path: str, key: str | None = None, a: str | None
     ({element: atoms}), shortest (with ``a`` and ``b``: the shortest distance between an ``a``
     and a ``b`` atom in the file, in A).
     """
+    symbols, xyz = _read_xyz(state, path)
+    n = len(symbols)
+    out: dict[str, Any] = {"atoms": n,
+                           "counts": {el: symbols.count(el) for el in sorted(set(symbols))}}
+    if a and b:
+        pts = np.array(xyz)
+        sym = np.array(symbols)
+        pa, pb = pts[sym == a], pts[sym == b]
+        if not len(pa) or not len(pb):
+            raise GetterError(f"{path}: no {a} or no {b} atoms")
+        best = np.inf
+        for p in pa:
+            d = np.linalg.norm(pb - p, axis=1)
+            d = d[d > 1e-3]
+            if len(d):
+                best = min(best, float(d.min()))
+        out["shortest"] = best
+    return pick_key(path, out, key)
+
+
+def _read_xyz(state: FinalState, path: str) -> tuple[list[str], list[list[float]]]:
+    """The element symbols and Cartesian coordinates (A) of an XYZ file the agent wrote."""
     text = decode_text(read_bytes(state, path, MAX_FILE_BYTES))
     rows = text.splitlines()
     try:
@@ -137,21 +165,40 @@ def jmol_xyz(state: FinalState, path: str, key: str | None = None, a: str | None
             raise GetterError(f"{path}: line {i} is not an atom line: {row[:80]!r}") from None
         if len(xyz[-1]) != 3 or not np.isfinite(xyz[-1]).all():
             raise GetterError(f"{path}: line {i} is not an atom line: {row[:80]!r}")
-    out: dict[str, Any] = {"atoms": n,
-                           "counts": {el: symbols.count(el) for el in sorted(set(symbols))}}
-    if a and b:
-        pts = np.array(xyz)
-        sym = np.array(symbols)
-        pa, pb = pts[sym == a], pts[sym == b]
-        if not len(pa) or not len(pb):
-            raise GetterError(f"{path}: no {a} or no {b} atoms")
-        best = np.inf
-        for p in pa:
-            d = np.linalg.norm(pb - p, axis=1)
-            d = d[d > 1e-3]
-            if len(d):
-                best = min(best, float(d.min()))
-        out["shortest"] = best
+    return symbols, xyz
+
+
+def cell_matrix(cell: dict[str, float]) -> np.ndarray:
+    """Rows a, b, c (A) of a cell in Jmol's Cartesian frame: a along x, b in the xy plane."""
+    a, b, c = (float(cell[k]) for k in ("a", "b", "c"))
+    al, be, ga = (np.radians(float(cell[k])) for k in ("alpha", "beta", "gamma"))
+    cx = c * np.cos(be)
+    cy = c * (np.cos(al) - np.cos(be) * np.cos(ga)) / np.sin(ga)
+    cz = np.sqrt(max(c * c - cx * cx - cy * cy, 0.0))
+    return np.array([[a, 0, 0], [b * np.cos(ga), b * np.sin(ga), 0], [cx, cy, cz]])
+
+
+@register("jmol_xyz_supercell")
+def jmol_xyz_supercell(state: FinalState, path: str, n: list[int] | int,
+                       key: str | None = None) -> Any:
+    """An XYZ file the agent wrote, as an ``n`` (or n1 x n2 x n3) supercell of the loaded
+    crystal's cell (its Cartesian coordinates made fractional with the cell Jmol reports).
+
+    Keys: atoms, sites and outside (as :func:`jmol_supercell` counts them), block_sites (the
+    sites, when no atom lies beyond the block; otherwise a failure).
+    """
+    dims = [int(n)] * 3 if isinstance(n, (int, float)) else [int(v) for v in n]
+    cell = _state(state).get("cell")
+    if not cell:
+        raise GetterError("no crystal with a unit cell is loaded")
+    symbols, xyz = _read_xyz(state, path)
+    frac = np.array(xyz, dtype=float) @ np.linalg.inv(cell_matrix(cell))
+    sites, outside = _block_sites(frac, dims)
+    out = {"atoms": len(symbols), "sites": sites, "outside": outside}
+    if key == "block_sites":
+        if outside:
+            raise GetterError(f"{path}: {outside} atoms lie beyond the {dims} block")
+        return sites
     return pick_key(path, out, key)
 
 

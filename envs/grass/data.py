@@ -168,6 +168,8 @@ def terrain(work_dir: Path, rng: np.random.Generator, path: str = "dem.tif",
         steep = np.isfinite(slope) & (slope >= steep_deg)
         gold["steep_cells"] = int(steep.sum())
         gold["steep_area_ha"] = float(steep.sum() * CELL_HA)
+        gold["slope_flat_cells"] = int((np.isfinite(slope) & (slope < steep_deg)).sum())
+        gold["steep_fraction"] = gold["steep_cells"] / max(1, int(np.isfinite(slope).sum()))
     if landcover_path:
         lc = make_landcover(rng, parts["valley"])
         write_geotiff(work_dir / landcover_path, lc, integer=True)

@@ -428,7 +428,41 @@ def speech_part(work: Path, rng: np.random.Generator, source: str, t1: float, t2
             "array": part[None, :].astype(np.float32)}
 
 
+_INTENSITY_GOLD = """form gold
+  sentence path
+  real floor
+endform
+Read from file: path$
+overall = Get intensity (dB)
+To Intensity: floor, 0, "yes"
+step = Get time step
+top = Get maximum: 0, 0, "parabolic"
+plain = Get maximum: 0, 0, "none"
+mean = Get mean: 0, 0, "energy"
+writeInfoLine: fixed$ (step, 6), " ", fixed$ (top, 6), " ", fixed$ (plain, 6), " ",
+... fixed$ (mean, 6), " ", fixed$ (overall, 6)
+"""
+
+
+def intensity_contour(work: Path, rng: np.random.Generator, source: str, floor: float
+                      ) -> dict[str, Any]:
+    """The intensity contour of the WAV ``source`` as Praat's Sound: To Intensity makes it
+    (minimum pitch ``floor`` Hz, automatic time step, mean subtracted), analysed by Praat
+    itself on the host.
+
+    Gold: time_step (as the state dump prints it, six decimals: the automatic step is
+    0.8 / floor, so it tells the floor used), max_db (Get maximum, parabolic), max_db_plain
+    (no interpolation), mean_db (energy mean) and overall_db (the Sound's Get intensity).
+    """
+    del rng  # analysis only: nothing drawn
+    step, top, plain, mean, overall = (float(v) for v in praat_run(
+        _INTENSITY_GOLD, work / source, floor)[:5])
+    return {"time_step": step, "max_db": top, "max_db_plain": plain, "mean_db": mean,
+            "overall_db": overall, "floor": float(floor)}
+
+
 GENERATORS = {
+    "intensity_contour": intensity_contour,
     "resampled": resampled,
     "speech": speech,
     "speech_part": speech_part,

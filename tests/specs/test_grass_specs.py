@@ -155,9 +155,19 @@ def test_slope_map_needs_degrees_and_null_edges(tmp_path):
     g = task.gold["dem"]
     dem = _raster(max=g["max_m"])
     good = _raster(mean=g["slope_mean_deg"], max=g["slope_max_deg"], n=g["slope_cells"])
-    assert _score(task, work, _state(dem=dem, slope=good)).score == 1.0
+    steep = _cell({1: g["steep_cells"], 0: g["slope_flat_cells"]})
+    assert g["steep_cells"] + g["slope_flat_cells"] == g["slope_cells"]
+    count = f"{g['steep_fraction']:.6f}"
+    assert _score(task, work, _state(dem=dem, slope=good, steep=steep), answer=count).score == 1.0
+    assert _score(task, work, _state(dem=dem, slope=good, steep=steep)).score == pytest.approx(0.8)
+    # the slope map without its classification: partial credit only
+    assert _score(task, work, _state(dem=dem, slope=good)).score == pytest.approx(0.55)
+    wrong = f"{1 - g['steep_fraction']:.6f}"
+    assert not _score(task, work, _state(dem=dem, slope=good, steep=steep), answer=wrong).success
+    swapped = _cell({0: g["steep_cells"], 1: g["slope_flat_cells"]})
+    assert not _score(task, work, _state(dem=dem, slope=good, steep=swapped)).success
     pct = _raster(mean=g["slope_pct_mean"], max=200.0, n=g["slope_cells"])
-    assert not _score(task, work, _state(dem=dem, slope=pct)).success
+    assert not _score(task, work, _state(dem=dem, slope=pct, steep=steep)).success
     assert _score(task, work, _state(dem=dem)).score == 0.0
 
 

@@ -44,7 +44,7 @@ WAV_OUTPUTS = {"praat/concatenate": "joined.wav", "praat/extract-part": "part.wa
 ANSWERS = {"praat/first-formant-at-time": ("Hz", "vowels", "f1"),
            "praat/mean-f0-segment": ("Hz", "speech", "mean_f0"),
            "praat/measure-duration": ("s", "speech", "duration"),
-           "praat/measure-intensity": ("dB", "speech", "intensity_db")}
+           "praat/measure-intensity": ("dB", "ic", "max_db")}
 
 
 def _cases() -> list[tuple[str, str]]:
@@ -207,7 +207,9 @@ def test_answers_read_with_their_units(staged, task_id):
     # the analysis objects the work leaves (the Pitch and Formant objects are scored too)
     app = {"objects": [{"type": "Sound", "name": "speech"},
                        {"type": "Pitch", "name": "speech", "ceiling": 300.0},
-                       {"type": "Formant", "name": "vowels", "max_formants": 5}]}
+                       {"type": "Formant", "name": "vowels", "max_formants": 5},
+                       {"type": "Intensity", "name": "speech",
+                        "time_step": staged.gold.get("ic", {}).get("time_step")}]}
     for text in right:
         result = _score(staged, FinalState(work_dir=work, agent_status="done", answer=text,
                                            app_state=app))

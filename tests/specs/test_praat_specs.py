@@ -61,7 +61,7 @@ def test_modality_and_cheats(spec_id):
 
 @pytest.mark.parametrize("spec_id", SPEC_IDS)
 def test_no_credit_without_the_work(spec_id):
-    """DESIGN.md section 2: gates, existence checks, agent-status and "unchanged" checks carry
+    """docs/design.md, section 2: gates, existence checks, agent-status and "unchanged" checks carry
     weight 0; the first criterion is a gate; values come through the answer action."""
     spec = SPECS[spec_id]
     criteria = spec.evaluator

@@ -80,6 +80,12 @@ for i to n
     v = Get mean: 0, 0, "energy"
     @num: v
     o$ = o$ + ", ""mean_db"": " + num.result$
+    v = Get time step
+    @num: v
+    o$ = o$ + ", ""time_step"": " + num.result$
+    v = Get maximum: 0, 0, "parabolic"
+    @num: v
+    o$ = o$ + ", ""max_db"": " + num.result$
   elsif type$ = "TextGrid"
     v = Get total duration
     @num: v

@@ -1,5 +1,5 @@
 """``sciagent-gym audit``: the evaluator audit, the attack catalogue (``--attacks``), the prior
-audit (``--prior``) and the README's audit table (``--summary``)."""
+audit (``--prior``) and the docs' audit table (``--summary``)."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_summary(args: argparse.Namespace) -> int:
-    """``audit --summary DIR``: the README's table from the reports a test run saved."""
+    """``audit --summary DIR``: the docs' audit table from the reports a test run saved."""
     from sciagent_gym.runs.audit_summary import load_report, summary_markdown
     from sciagent_gym.tools import discover
 

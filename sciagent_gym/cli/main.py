@@ -29,9 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list registered envs and their tasks")
     p.add_argument("--tool", help="only this tool (e.g. imagej)")
     p.add_argument("--markdown", action="store_true",
-                   help="the README's table of envs (a row per tool)")
+                   help="the table of envs in the README and docs (a row per tool)")
     p.add_argument("--tasks", action="store_true",
-                   help="with --markdown: the README's task tables (a table per tool, with "
+                   help="with --markdown: the docs' task tables (a table per tool, with "
                         "each GUI oracle's step count)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--variants", action="store_true",
@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable results")
     p.add_argument("--out", help="also write audit-<tool>.json into this directory")
     p.add_argument("--summary", metavar="DIR",
-                   help="run nothing: print the README's Markdown table (a row per tool) from "
+                   help="run nothing: print the docs' Markdown audit table (a row per tool) from "
                         "the audit reports (*.json) in DIR, e.g. the .audit/ of .ci/run")
     p.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto")
     p.add_argument("--settle", type=settle, metavar="{frame,damage,fast}",

@@ -140,9 +140,13 @@ class PriorReport:
 # -- what passes a criterion --------------------------------------------------------------------
 
 def gold_answer(c: Criterion) -> str | None:
-    """An answer text that passes ``c`` on its own variant, read off its check's parameters,
-    or None when they do not say (a regex, a similarity to a reference text)."""
+    """An answer text that passes ``c`` on its own variant, read off its check's parameters
+    (with the getter's label in front where it reads one: "a = 4.2"), or None when they do
+    not say (a regex, a similarity to a reference text)."""
     p = c.check_params
+    label = c.getter_params.get("label") if c.getter == "answer_number" else None
+    if label and c.check == "numeric" and "expected" in p:  # read as "label = value"
+        return f"{label} = {_plain(p['expected'])}"
     if c.check in ("numeric", "equals", "text") and "expected" in p:
         return _plain(p["expected"])
     if c.check == "choice":

@@ -109,8 +109,11 @@ def test_gold_answers_pass_their_own_checks(tmp_path):
         ("answer_numbers", {"op": "list_equal", "expected": [1.5, -2, 3], "abs_tol": 0.1}),
         ("answer_number", {"op": "in_range", "min": 2, "max": 3}),
     ]
+    cases.append(({"fn": "answer_number", "label": "c"},
+                  {"op": "numeric", "expected": 5.2, "abs_tol": 0.01}))  # read as "c = 5.2"
     for getter, check in cases:
-        c = Criterion.from_dict({"name": "x", "getter": {"fn": getter}, "check": check})
+        getter = getter if isinstance(getter, dict) else {"fn": getter}
+        c = Criterion.from_dict({"name": "x", "getter": getter, "check": check})
         answer = gold_answer(c)
         assert answer is not None and passes(c, answer, tmp_path), (getter, check, answer)
         assert not passes(c, "42424242", tmp_path)

@@ -6,14 +6,8 @@ from __future__ import annotations
 from . import answer_checks as _answer_checks  # noqa: F401  registers choice, sts_at_least
 from .checks import CHECKS, register_check
 from .cost import CHEAP_GETTERS, is_cheap
-from .evaluator import (
-    Criterion,
-    CriterionResult,
-    EvaluationResult,
-    SpecError,
-    evaluate,
-    parse_criteria,
-)
+from .criterion import Criterion, SpecError, parse_criteria
+from .evaluator import CriterionResult, EvaluationResult, evaluate
 from .getters import GETTERS, GetterError, register
 from .getters.commands import LIVE_GETTERS, commands_needed
 from .state import FinalState

@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sciagent_gym.evaluation.evaluator import Criterion, EvaluationResult
+from sciagent_gym.evaluation.criterion import Criterion
+from sciagent_gym.evaluation.evaluator import EvaluationResult
 from sciagent_gym.evaluation.state import FinalState
 
 

@@ -25,7 +25,7 @@ from sciagent_gym.benchmarks.stbench.metrics import (
 )
 from sciagent_gym.errors import ParamError
 from sciagent_gym.evaluation.checks import fmt, register_check
-from sciagent_gym.evaluation.evaluator import Criterion
+from sciagent_gym.evaluation.criterion import Criterion
 from sciagent_gym.evaluation.getters import GETTERS
 from sciagent_gym.evaluation.state import FinalState
 

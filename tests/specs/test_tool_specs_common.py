@@ -309,3 +309,23 @@ def test_held_out_task_families_are_about_fifteen_percent():
     assert 0.1 <= len(heldout) / total <= 0.2
     for tool, specs in SPECS.items():
         assert 1 <= sum(s.heldout for s in specs.values()) < len(specs), tool
+
+
+@pytest.mark.parametrize(("tool", "spec_id"), ALL)
+def test_every_gate_guards_a_criterion_after_it(tool, spec_id):
+    """A failed gate skips the criteria after it in its scope (the evaluator, or its stage);
+    one with no weighted criterion after it guards nothing, and the work it should stop keeps
+    its credit (avogadro/strip-hydrogens-cml listed 'heavy atoms not moved' last and scored
+    1.0 with the heavy atoms moved). Put it before what it guards. An all-or-nothing task (no
+    weighted criterion) has nothing to guard."""
+    crits = SPECS[tool][spec_id].evaluator
+    if not any(c.get("weight", 1) > 0 for c in crits):
+        return
+    for i, c in enumerate(crits):
+        if not c.get("gate"):
+            continue
+        stage = c.get("stage", "")
+        later = [d for d in crits[i + 1:] if not stage or d.get("stage", "") == stage]
+        assert any(d.get("weight", 1) > 0 for d in later), (
+            f"gate {c['name']!r} guards no weighted criterion after it"
+            + (f" in stage {stage!r}" if stage else ""))

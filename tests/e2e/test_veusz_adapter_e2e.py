@@ -80,7 +80,7 @@ def test_the_agent_zone_cannot_reach_the_channel(env):
 
 
 def test_state_dump_leaves_the_screen_as_it_was(env):
-    assert_dump_leaves_screen(env, "veusz/youngs-modulus")
+    assert_dump_leaves_screen(env, "veusz/conductivity-log-axis")
 
 
 def test_a_console_cannot_rebind_the_state_dump(env):

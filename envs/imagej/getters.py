@@ -172,6 +172,14 @@ def imagej_image_mae(state: FinalState, path: str, reference_path: str) -> float
     image at the right mean a fair score on low-contrast pictures), this measures whether the
     grey values themselves are the ones ImageJ's operation gives. The sizes must be equal.
     """
+    img, ref = _with_reference(state, path, reference_path)
+    diff = img.planes.astype(float) - ref.planes.astype(float)
+    return float(np.abs(diff).mean())
+
+
+def _with_reference(state: FinalState, path: str, reference_path: str):
+    """The agent's image at ``path`` and the gold image at ``reference_path`` (host side,
+    absolute), of the same size."""
     img = load_image(existing_file(state, path), path)
     ref_path = Path(str(reference_path))
     if not ref_path.is_absolute() or not ref_path.is_file():
@@ -179,8 +187,7 @@ def imagej_image_mae(state: FinalState, path: str, reference_path: str) -> float
     ref = load_image(ref_path, f"reference {ref_path}")
     if img.planes.shape != ref.planes.shape:
         raise GetterError(f"{path}: image is {img.describe()}, reference is {ref.describe()}")
-    diff = img.planes.astype(float) - ref.planes.astype(float)
-    return float(np.abs(diff).mean())
+    return img, ref
 
 
 @register("imagej_tile_correlation")
@@ -192,13 +199,7 @@ def imagej_tile_correlation(state: FinalState, path: str, reference_path: str,
     follows a gold blur closely in every block; the noisy input itself, an image smoothed in one
     part only, or a uniform image (no correlation: 0) do not. The sizes must be equal.
     """
-    img = load_image(existing_file(state, path), path)
-    ref_path = Path(str(reference_path))
-    if not ref_path.is_absolute() or not ref_path.is_file():
-        raise GetterError(f"reference {str(reference_path)!r}: not an existing absolute path")
-    ref = load_image(ref_path, f"reference {ref_path}")
-    if img.planes.shape != ref.planes.shape:
-        raise GetterError(f"{path}: image is {img.describe()}, reference is {ref.describe()}")
+    img, ref = _with_reference(state, path, reference_path)
     a = img.planes.astype(float).mean(axis=0)
     b = ref.planes.astype(float).mean(axis=0)
     n = max(1, int(tiles))

@@ -22,7 +22,7 @@ from sciagent_gym.envs.gwyddion.gwyfmt import (
 )
 
 from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import pick_key, read_bytes
+from sciagent_gym.evaluation.getters.reading import decode_text, looks_binary, pick_key, read_bytes
 
 if TYPE_CHECKING:
     from sciagent_gym.evaluation import FinalState
@@ -211,4 +211,61 @@ def gwy_surface(state: FinalState, path: str, reference_path: str, detrend: str 
             "slope_err_x": sx, "slope_err_y": sy,
             "row_offset_rms_nm": float(np.sqrt(np.mean(offsets**2)) / NM),
             "within_row_nm": float(np.sqrt(np.mean((diff - offsets) ** 2)) / NM)}
+    return pick_key(path, info, key)
+
+
+MAX_TABLE_BYTES = 1024 * 1024
+MAX_TABLE_ROWS = 10000
+
+
+def _number_rows(path: str, text: str) -> np.ndarray:
+    """The rows of numbers of a text table (``#`` comment lines and blank lines skipped), as a
+    (rows, columns) array; a GetterError when a row is not all numbers or the rows differ in
+    length."""
+    rows: list[list[float]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            rows.append([float(tok) for tok in line.replace(",", " ").split()])
+        except ValueError:
+            raise GetterError(f"{path}: line {n} is not a row of numbers") from None
+        if len(rows[-1]) != len(rows[0]):
+            raise GetterError(f"{path}: line {n} has {len(rows[-1])} values, the first row "
+                              f"{len(rows[0])}")
+        if len(rows) > MAX_TABLE_ROWS:
+            raise GetterError(f"{path}: more than {MAX_TABLE_ROWS} rows")
+    if not rows or not rows[0]:
+        raise GetterError(f"{path}: holds no row of numbers")
+    return np.asarray(rows, float)
+
+
+@register("grain_values")
+def grain_values(state: FinalState, path: str, areas_nm2: list[float], pixel_nm: float,
+                 key: str | None = None) -> Any:
+    """A table of per-grain values, as Grain Distributions' "Export raw data" writes it (one
+    row per grain, one column per quantity, SI units: m² and m), against the grains'
+    projected areas ``areas_nm2``: ``n_rows``, ``n_cols``, ``area_err_px`` (of the column
+    closest to the areas, the largest difference between its sorted values and the sorted
+    areas, in pixels of ``pixel_nm``: 0 for Gwyddion's own projected areas; inf when the
+    row count differs) and ``radius_err`` (the same for the equivalent disc radii
+    sqrt(A/π), as a relative difference)."""
+    raw = read_bytes(state, path, MAX_TABLE_BYTES)
+    if looks_binary(raw):
+        raise GetterError(f"{path}: not a text file")
+    table = _number_rows(path, decode_text(raw))
+    gold = np.sort(np.asarray(areas_nm2, float)) * NM * NM
+    pixel_area = (pixel_nm * NM) ** 2
+    area_err = radius_err = float("inf")
+    if table.shape[0] == gold.size and gold.size:
+        radii = np.sqrt(gold / np.pi)
+        for column in table.T:
+            values = np.sort(column)
+            if not np.isfinite(values).all():
+                continue
+            area_err = min(area_err, float(np.max(np.abs(values - gold)) / pixel_area))
+            radius_err = min(radius_err, float(np.max(np.abs(values / radii - 1))))
+    info = {"n_rows": int(table.shape[0]), "n_cols": int(table.shape[1]),
+            "area_err_px": area_err, "radius_err": radius_err}
     return pick_key(path, info, key)

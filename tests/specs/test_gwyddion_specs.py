@@ -398,9 +398,10 @@ def test_lattice_constant_answer_forms(tmp_path):
 
 # -- the long-horizon workflow: each stage negative scores its share, the oracle 1 ---------------
 
-#: weights per stage: open-level 2, grains 4, statistics 2, report 2 (of 10)
-WORKFLOW_PARTIAL = {"stops-after-levelling": 0.2, "stops-after-grains": 0.6,
-                    "stops-before-report": 0.8, "oracle": 1.0, "not-levelled": 0.0}
+#: weights per stage: open-level 2, grains 4, statistics 2, size-distribution 3, report 2 (of 13)
+WORKFLOW_PARTIAL = {"stops-after-levelling": 2 / 13, "stops-after-grains": 6 / 13,
+                    "no-size-export": 10 / 13, "radius-only-export": 12 / 13,
+                    "stops-before-report": 11 / 13, "oracle": 1.0, "not-levelled": 0.0}
 
 
 def _grain_summary_text(n: int, mean_nm2: float, total_nm2: float) -> str:
@@ -429,9 +430,24 @@ def _workflow_case(task: Task, work: Path, case: str) -> str | None:
     g = data.grain_summary(levelled, pixel, threshold)
     (work / "grain_summary.txt").write_text(_grain_summary_text(
         g["n"], g["mean_area_nm2"], g["total_area_nm2"]))
+    if case != "no-size-export":
+        (work / "grain_sizes.txt").write_text(_grain_sizes_text(
+            g["areas_nm2"], radius_only=case == "radius-only-export"))
     if case == "stops-before-report":
         return None
     return f"{g['mean_area_nm2']:.1f} nm²"
+
+
+def _grain_sizes_text(areas_nm2: list[float], radius_only: bool = False,
+                      header: bool = False) -> str:
+    """Grain Distributions' raw export (2.62) of Projected area and Equivalent disc radius, one
+    row per grain in SI units, tab-separated, %g; with the default selection only the radius."""
+    rows = ["#\tr_eq" if radius_only else "#\tA_0\tr_eq"] if header else []
+    for a in areas_nm2:
+        area = a * NM * NM
+        radius = f"{np.sqrt(area / np.pi):g}"
+        rows.append(radius if radius_only else f"{area:g}\t{radius}")
+    return "\n".join(rows) + "\n"
 
 
 @pytest.mark.parametrize("case", sorted(WORKFLOW_PARTIAL))
@@ -455,6 +471,42 @@ def test_particle_workflow_start_and_copied_inputs_score_zero(tmp_path):
         for name in ("levelled.gwy", "particles.gwy"):
             (work / name).write_bytes((work / "sample.gwy").read_bytes())
         assert _score(task, work, "5000 nm²").score == 0
+    finally:
+        task.cleanup()
+
+
+def test_particle_workflow_size_table_is_read_by_content(tmp_path):
+    """The raw grain export scores by its values: any row order, with or without its header,
+    extra columns allowed; another threshold's grains, areas in nm², a row short or junk fail."""
+    task, work = _stage("gwyddion/particle-workflow-report", tmp_path, 1)
+    try:
+        z, pixel = _input(work)
+        levelled = data.plane_level(z)
+        threshold = task.params["threshold"]
+        _workflow_case(task, work, "oracle")
+        names = ("one row per grain", "each grain's projected area",
+                 "each grain's equivalent disc radius")
+
+        def scored(text: str) -> list[bool]:
+            (work / "grain_sizes.txt").write_text(text)
+            result = _score(task, work, "1 nm²")
+            by_name = {c.name: c.passed for c in result.criteria}
+            return [by_name[n] for n in names]
+
+        areas = data.grain_summary(levelled, pixel, threshold)["areas_nm2"]
+        assert scored(_grain_sizes_text(areas)) == [True, True, True]
+        assert scored(_grain_sizes_text(areas[::-1], header=True)) == [True, True, True]
+        swapped = "\n".join("\t".join(reversed(line.split("\t")))
+                            for line in _grain_sizes_text(areas).splitlines())
+        assert scored(swapped + "\n") == [True, True, True]
+        assert scored(_grain_sizes_text(areas, radius_only=True)) == [True, False, True]
+        assert scored(_grain_sizes_text(areas[1:])) == [False, False, False]
+        other = data.grain_summary(levelled, pixel, 50.0)["areas_nm2"]
+        assert other != areas and scored(_grain_sizes_text(other))[1:] == [False, False]
+        in_nm2 = "".join(f"{a:g}\t{np.sqrt(a / np.pi):g}\n" for a in areas)
+        assert scored(in_nm2)[1:] == [False, False]
+        assert scored("Grain sizes\n" + _grain_sizes_text(areas)) == [False, False, False]
+        assert scored("") == [False, False, False]
     finally:
         task.cleanup()
 

@@ -64,7 +64,21 @@ def test_seeded_step_gives_identical_frames(env, tmp_path):
     _assert_same_observation(env, first, again, tmp_path)
 
 
-def test_gymnasium_check_env_on_the_real_app(env):
+def test_gymnasium_check_env_on_the_real_app(env, tmp_path, monkeypatch):
+    """Gymnasium's own checker, unchanged; when its determinism checks find two frames that
+    differ, the failure says where (both frames saved) instead of a bare assertion."""
+    from gymnasium.utils import env_checker
+
+    compare = env_checker.data_equivalence
+
+    def diagnosed(a, b, *args, **kwargs):
+        same = compare(a, b, *args, **kwargs)
+        if not same and isinstance(a, dict) and isinstance(b, dict) \
+                and "screenshot" in a and "screenshot" in b:
+            _assert_same_observation(env, a, b, tmp_path)
+        return same
+
+    monkeypatch.setattr(env_checker, "data_equivalence", diagnosed)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # any checker warning is a failure here
         check_env(env.unwrapped)

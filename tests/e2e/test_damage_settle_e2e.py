@@ -46,9 +46,14 @@ def test_damage_settle_on_imagej():
         # A click on the menu bar's "Analyze": the menu opens; the observation is the frame a
         # 1 s quiet window gives, not a half-painted one.
         before = events = source.events
+        t0 = time.perf_counter()
         obs3, _, _, _, _ = env.step(f"pyautogui.click({main.x + 253}, {main.y + 12})")
+        took = time.perf_counter() - t0
         events = source.events
-        assert events > before  # the menu's paints were seen as DAMAGE events
+        # the menu's paints were seen as DAMAGE events (if not: did the step end at the busy
+        # cap, or because every thread slept before the JVM painted?)
+        assert events > before, (f"no paint within the step ({took:.3f} s); busy now: "
+                                 f"{source.busy.__self__ and source.busy()}")
         truth, settled = wait_settled(base.provider.screenshot, SettleConfig(quiet=1.0, cap=6))
         assert settled
         assert changed_pixels(obs3["screenshot"], obs2["screenshot"]) > 1000  # it reacted

@@ -91,6 +91,12 @@ def _write_vtk(path: Path, nx: int, ny: int, spacing: float, arrays: dict[str, n
     path.write_text("\n".join(lines) + "\n")
 
 
+def _kept_cells(values: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """The cells Threshold keeps (all four corners in [lo, hi]), as a (ny-1, nx-1) mask."""
+    inside = (values >= lo) & (values <= hi)
+    return inside[:-1, :-1] & inside[1:, :-1] & inside[:-1, 1:] & inside[1:, 1:]
+
+
 def _threshold(values: np.ndarray, lo: float, hi: float) -> tuple[int, int]:
     """Cells (pixels between four grid points) that ParaView's Threshold keeps on a point
     array with its defaults (method Between, All Scalars on): all four corners in [lo, hi];
@@ -125,7 +131,9 @@ def flow_field(work: Path, rng: np.random.Generator, path: str = "flow.vtk",
     and ``threshold_cells``/``threshold_points``, ``isobar_points`` (the points of the
     contour at that level), ``p_cell_mean`` (the mean of Point Data to Cell Data's pressure)
     (the cells whose four corners are all below it), ``circulation`` (the vorticity integrated
-    over the plane as Integrate Variables does), ``vorticity_sum`` and ``vortices``.
+    over the plane as Integrate Variables does), ``core_circulation``/``core_area`` (the same
+    integral, and the area, over the threshold's cells only), ``vorticity_sum`` and
+    ``vortices``.
     """
     if u0 is None:
         u0 = round(float(rng.uniform(0.5, 2.0)), 3)
@@ -140,6 +148,7 @@ def flow_field(work: Path, rng: np.random.Generator, path: str = "flow.vtk",
     if level is None:
         level = round(float(np.quantile(p, 0.06)), 2)
     cells, points = _threshold(p, float(p.min()) - 1.0, level)
+    kept = _kept_cells(p, float(p.min()) - 1.0, level)
     # Contour on a 2-D grid: one output point per grid edge that the level crosses
     above = p >= level
     isobar_points = int((above[:, :-1] != above[:, 1:]).sum()
@@ -171,6 +180,9 @@ def flow_field(work: Path, rng: np.random.Generator, path: str = "flow.vtk",
         "p_cell_mean": float(((p[:-1, :-1] + p[1:, :-1] + p[:-1, 1:] + p[1:, 1:]) / 4).mean()),
         "circulation": float(cell_mean.sum() * spacing * spacing),
         "circulation_cells": float(cell_mean.sum()),
+        # Integrate Variables over the Threshold's output: the kept cells only
+        "core_circulation": float((cell_mean * kept).sum() * spacing * spacing),
+        "core_area": float(kept.sum() * spacing * spacing),
         "vorticity_sum": float(vort.sum()),
         "vortices": f["vortices"],
     }

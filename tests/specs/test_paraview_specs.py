@@ -5,11 +5,13 @@ The common rules (GUI oracles, gates, negatives, params) are in test_tool_specs_
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sciagent_gym.envs.paraview import make_specs
 from sciagent_gym.envs.paraview.data import flow_field
 from sciagent_gym.envs.paraview.getters import paraview_state, paraview_table, parse_state
 
@@ -72,6 +74,11 @@ def test_gold_values_come_from_the_written_arrays(tmp_path, seed, n):
         0.01 * ((vort[:-1, :-1] + vort[1:, :-1] + vort[:-1, 1:] + vort[1:, 1:]) / 4).sum())
     assert abs(gold["circulation"] - sum(v["gamma"] for v in gold["vortices"])) < \
         0.25 * sum(abs(v["gamma"]) for v in gold["vortices"])
+    # the cores' circulation: Integrate Variables over the threshold's cells only (pvpython
+    # gave 12.0804689 where this gives 12.0804690, seed 0, 3 vortices, level 100.9)
+    bilinear = (vort[:-1, :-1] + vort[1:, :-1] + vort[:-1, 1:] + vort[1:, 1:]) / 4
+    assert gold["core_circulation"] == pytest.approx(0.01 * (bilinear * kept).sum())
+    assert gold["core_area"] == pytest.approx(0.01 * gold["threshold_cells"])
 
 
 def test_seeds_give_different_fields(tmp_path):
@@ -169,7 +176,7 @@ def test_file_dialog_screen_reading_console_and_infeasible_coverage():
     assert len(kinds) >= 2
 
 
-@pytest.mark.parametrize("slug", ["vortex-report", "vortex-cores-figure"])
+@pytest.mark.parametrize("slug", ["vortex-report", "vortex-cores-figure", "vortex-core-census"])
 def test_long_horizon_tasks_give_partial_credit_by_stage(slug):
     """Stopping after the first stage, or after the first two, earns part of the score (the
     audit measured 0.2 and 0.6 for vortex-report, 0.25 and 0.5 for vortex-cores-figure)."""
@@ -187,3 +194,24 @@ def test_long_horizon_tasks_give_partial_credit_by_stage(slug):
     steps = {Task(spec, v, {}, PATHS).oracle_steps for v in range(16)}
     assert min(steps) >= 25 and max(steps) <= 60
     assert spec.max_steps >= 1.5 * max(steps)
+
+
+def test_spec_files_are_what_make_specs_writes():
+    """task_specs/paraview is generated: edit make_specs.py and run it, never the JSON."""
+    for make in make_specs.SPECS:
+        want = make_specs.build(make())
+        path = make_specs.OUT / (want["id"].split("/", 1)[1] + ".json")
+        assert json.loads(path.read_text()) == want, f"run make_specs: {path.name} is stale"
+    assert len(SPECS) == len(make_specs.SPECS)
+
+
+def test_core_circulation_differs_from_the_whole_field(tmp_path):
+    """vortex-core-census: integrating the whole field instead of the cores misses the
+    circulation criterion (its tolerance, 0.2% or 0.005) on every variant's field."""
+    for seed in range(12):
+        for n in (2, 3, 4):
+            for level in (100.6, 100.9, 101.1):
+                g = flow_field(tmp_path, np.random.default_rng([seed, 104729]), n_vortices=n,
+                               level=level)
+                tol = max(0.005, 0.002 * abs(g["core_circulation"]))
+                assert abs(g["core_circulation"] - g["circulation"]) > 2 * tol

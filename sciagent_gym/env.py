@@ -288,14 +288,10 @@ class SciGUIEnv(gym.Env):
             else:
                 from sciagent_gym.providers.local.provider import LocalProvider
 
-                display = self.adapter.info.extra.get("display", {})
-                if set(display) - {"glx"} or not isinstance(display.get("glx", True), bool):
-                    raise ValueError(f"{self.adapter.info.name}'s tool.json \"display\": "
-                                     f"{display!r}; known: {{\"glx\": true|false}}")
                 self.provider = LocalProvider(self.width, self.height, self._isolation,
                                               self._settle, pool_size=self.pool_size,
                                               pool_workers=self.pool_workers,
-                                              glx=display.get("glx", True))
+                                              glx=self.adapter.info.glx)
         return self.provider
 
     # -- Gymnasium API -------------------------------------------------------------------------

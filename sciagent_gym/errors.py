@@ -63,6 +63,17 @@ class StepError(SciAgentError):
     """A scripted step could not be performed."""
 
 
+class ManifestError(ValueError):
+    """A tool's ``tool.json`` is not a valid manifest: ``path`` names the file and ``field``
+    the key (empty for the whole file)."""
+
+    def __init__(self, path: str, field: str, message: str) -> None:
+        super().__init__(f"{path}: {field + ': ' if field else ''}{message}")
+        self.path = path
+        self.field = field
+        self.message = message
+
+
 # -- evaluation ------------------------------------------------------------------------------------
 
 

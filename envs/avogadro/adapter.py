@@ -17,15 +17,18 @@ coordinates hold) and keeps the default display types. Avogadro shows no first-r
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
-from sciagent_gym.tools.adapter import hold_focus
+from sciagent_gym.sdk import (
+    FilesOnlyAdapter,
+    ProgramHost,
+    ToolScriptError,
+    WindowInfo,
+    hold_focus,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 #: The main window's title: "<name>[•] - Avogadro 1.97.0" ("Untitled" before a file loads).
 MAIN_TITLE = re.compile(r" - Avogadro \d")
@@ -39,7 +42,9 @@ def main_window(windows: list[WindowInfo]) -> WindowInfo | None:
     return next((w for w in windows if MAIN_TITLE.search(w.title) and w.width > 600), None)
 
 
-class Adapter(ToolAdapter):
+class Adapter(FilesOnlyAdapter):
+    error = AvogadroError
+    judged_on = "the files the agent saves and the values it answers"
     ready_timeout = 60.0
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
@@ -64,10 +69,3 @@ class Adapter(ToolAdapter):
         # from the same screen (keys go to it, menus open from it).
         hold_focus(provider, main_window)
 
-    def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
-        raise AvogadroError("Avogadro 1.97 has no scripting channel that answers; tasks are "
-                            "solved through its GUI")
-
-    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
-        raise AvogadroError("Avogadro has no state channel: tasks are judged on the files the "
-                            "agent saves and the values it answers")

@@ -275,7 +275,7 @@ def crystal(work: Path, rng: np.random.Generator, family: str, formula: str | No
     and repeated ``repeat`` = [na, nb, nc] times (what a task asks for after compressing and
     building a supercell); with ``c_length`` (A): ``c_length_volume``, the volume of the cell
     with c set to that length (a, b and the angles kept)."""
-    from sciagent_gym.datagen import crystals
+    from sciagent_gym.sdk import crystals
 
     c = crystals.make_crystal(rng, family, formula=formula)
     s = c.structure

@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import decode_text, pick_key, read_bytes
+from sciagent_gym.sdk import GetterError, decode_text, pick_key, read_bytes, register
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 MAX_BYTES = 8 * 1024 * 1024
 MAX_ATOMS = 20000

@@ -33,14 +33,20 @@ from __future__ import annotations
 
 import json
 import time
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
+from sciagent_gym.sdk import (
+    ChannelHost,
+    ConsoleLanguage,
+    ProgramHost,
+    ToolAdapter,
+    ToolScriptError,
+    WindowInfo,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 XPA_NAME = "sciagent"
 MAIN_TITLE = f"SAOImage {XPA_NAME}"
@@ -292,6 +298,8 @@ def build_state(raw: dict[str, str | None]) -> dict[str, Any]:
 
 
 class Adapter(ToolAdapter):
+    #: a region file with no region (the placeholder cheat's file)
+    placeholders = MappingProxyType({".reg": b"# Region file format: DS9 version 4.1\nfk5\n"})
     #: Tcl typed into DS9's Tcl console
     console_language = ConsoleLanguage(
         code=(r"\$|\[.*\]|;|^\s*(set|lassign|foreach|puts|proc)\b"),

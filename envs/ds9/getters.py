@@ -19,16 +19,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from sciagent_gym.envs.ds9 import colormaps
 from sciagent_gym.envs.ds9.data import TanWCS, read_fits
 from sciagent_gym.envs.ds9.regions import PIXEL_SYSTEMS, RegionError, parse_regions
-
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._limits import check_fits, open_image
-from sciagent_gym.evaluation.getters.reading import decode_text, pick_key, read_bytes
+from sciagent_gym.sdk import (
+    GetterError,
+    check_fits,
+    decode_text,
+    open_image,
+    pick_key,
+    read_bytes,
+    register,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 _MAX_REGION_BYTES = 1024 * 1024
 _MAX_FITS_BYTES = 64 * 1024 * 1024

@@ -18,12 +18,17 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
+from sciagent_gym.sdk import (
+    ChannelHost,
+    ConsoleLanguage,
+    ProgramHost,
+    ToolAdapter,
+    ToolScriptError,
+    WindowInfo,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 TITLE = "EarthData terminal"
 READY = re.compile(rf"^{TITLE}: ready \d+$")

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from sciagent_gym.envs.earthdata.data_common import (
     DATASET_SEED,
     DDF,

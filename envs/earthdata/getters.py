@@ -20,14 +20,13 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sciagent_gym.envs.earthdata.data import kge, nse, silhouette
 
 import sciagent_gym.benchmarks.stbench  # noqa: F401  registers stbench_*, which the specs use
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import decode_text, looks_binary, read_bytes
+from sciagent_gym.envs.earthdata.data import kge, nse, silhouette
+from sciagent_gym.sdk import GetterError, decode_text, looks_binary, read_bytes, register
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 #: Largest table read (a 48-basin, 6-year daily prediction table is about 5 MB).
 MAX_TABLE_BYTES = 32 << 20

@@ -9,15 +9,18 @@ task is judged on the answer action alone, so :meth:`Adapter.dump_state` says so
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
-from sciagent_gym.tools.adapter import hold_focus
+from sciagent_gym.sdk import (
+    FilesOnlyAdapter,
+    ProgramHost,
+    ToolScriptError,
+    WindowInfo,
+    hold_focus,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 TITLE = "FigureQA viewer: "
 WIDTH, HEIGHT = 900, 700
@@ -31,7 +34,10 @@ def viewer_window(windows: list[WindowInfo]) -> WindowInfo | None:
     return next((w for w in windows if w.title.startswith(TITLE) and w.width >= 400), None)
 
 
-class Adapter(ToolAdapter):
+class Adapter(FilesOnlyAdapter):
+    error = FigureQAError
+    judged_on = "the answer alone"
+    solved_by = "with the answer action"
     ready_timeout = 20.0
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
@@ -54,10 +60,3 @@ class Adapter(ToolAdapter):
         # the viewer gets the focus, so keys go to it from the first step
         hold_focus(provider, viewer_window)
 
-    def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
-        raise FigureQAError("feh has no scripting channel; figure questions are answered "
-                            "with the answer action")
-
-    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
-        raise FigureQAError("feh has no state channel: figure questions are judged on the "
-                            "answer alone")

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sciagent_gym.tools import load_adapter, spec_interface
+from sciagent_gym.sdk import load_adapter, spec_interface
 
 from .common import POOL, query_id
 from .data import CHOICES

@@ -62,7 +62,7 @@ def query_id(slug: str, item: int) -> str:
 @lru_cache(maxsize=64)
 def _splits(slug: str) -> tuple[str, ...]:
     """The core's split ("train", "val" or "test") of each item of family ``slug``'s pool."""
-    from sciagent_gym.tasks.queries import query_split
+    from sciagent_gym.sdk import query_split
 
     queries = tuple({"id": query_id(slug, i)} for i in range(POOL))
     return tuple(query_split(f"figureqa/{slug}", queries, i) for i in range(POOL))

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
-from sciagent_gym.errors import StepError
+from sciagent_gym.sdk import StepError
 
 from . import ticks
 from .common import BAR_H, BAR_X, BAR_Y, BOX
@@ -79,7 +79,7 @@ def _bar_px(gray: np.ndarray, offset: tuple[int, int]) -> int:
 
 def _bar_label(rgb: np.ndarray, offset: tuple[int, int], bar_px: int) -> float:
     """The scale bar's value, read with OCR from its label (right of the bar)."""
-    from sciagent_gym.evaluation.getters.ocr import ocr_region
+    from sciagent_gym.sdk import ocr_region
 
     dx, dy = offset
     x0 = BAR_X + dx + bar_px + 6

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sciagent_gym.errors import StepError
+from sciagent_gym.sdk import StepError
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -36,7 +36,7 @@ def _parse(text: str) -> float | None:
 
 
 def _label(rgb: np.ndarray, rows: slice, cols: slice) -> float | None:
-    from sciagent_gym.evaluation.getters.ocr import ocr_region
+    from sciagent_gym.sdk import ocr_region
 
     crop = np.asarray(rgb)[rows, cols, :3]
     if crop.size == 0 or crop.mean(axis=2).min() > 160:

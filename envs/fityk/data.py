@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from sciagent_gym.datagen import crystals
+from sciagent_gym.sdk import crystals
 
 CU_KA = 1.54184  # A: pymatgen's "CuKa", the weighted mean of Kalpha1 and Kalpha2
 SQRT_PI_LN2 = math.sqrt(math.pi / math.log(2))

@@ -16,18 +16,20 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._limits import MAX_TEXT_BYTES, check_lines
-from sciagent_gym.evaluation.getters.reading import (
+from sciagent_gym.sdk import (
+    MAX_TEXT_BYTES,
+    GetterError,
+    check_lines,
     decode_text,
     existing_file,
     looks_binary,
     pick_key,
     read_bytes,
+    register,
 )
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 REPLAY = Path(__file__).parent / "inside" / "replay.py"
 KEYS = ("center", "height", "area", "fwhm")
@@ -159,7 +161,7 @@ def fityk_peak_table(state: FinalState, path: str, type: str | list[str] | None 
 
 def replay_session(host_file: Path, label: str) -> dict[str, Any]:
     """Run a saved Fityk session script in ``cfityk`` in a throwaway sandbox; its state."""
-    from sciagent_gym.evaluation.isolated import run_sandboxed
+    from sciagent_gym.sdk import run_sandboxed
 
     token = secrets.token_hex(8)
     inside = "/input/session.fit"

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from sciagent_gym.errors import StepError
+from sciagent_gym.sdk import StepError
 
 #: The property lines of the panel, as Fityk writes them (``I.Breadth`` read as ``IBreadth``).
 PROPS = ("Center", "Area", "Height", "FWHM", "IBreadth")
@@ -37,7 +37,7 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 
 def panel_values(rgb: np.ndarray) -> dict[str, float]:
     """The property lines the panel's pixels show (OCR), by name."""
-    from sciagent_gym.evaluation.getters.ocr import ocr_region
+    from sciagent_gym.sdk import ocr_region
 
     text = ocr_region(rgb, psm=6, scale=3)
     values = {}
@@ -92,7 +92,7 @@ def list_values(rgb: np.ndarray) -> list[tuple[float, float]]:
     holds the list's Center and Area columns (OCR of its dark text; the grid lines and
     colours are light and dropped); rows without a centre (a Linear background: ``-``) are
     left out."""
-    from sciagent_gym.evaluation.getters.ocr import ocr_region
+    from sciagent_gym.sdk import ocr_region
 
     gray = np.asarray(rgb, float)[..., :3].mean(axis=2)
     ink = np.where(gray < 150, 0, 255).astype(np.uint8)

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import existing_file, pick_key
+from sciagent_gym.sdk import GetterError, existing_file, pick_key, register
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 MAX_TIFF_BYTES = 64 * 1024 * 1024
 _GDAL_NODATA = 42113

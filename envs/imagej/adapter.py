@@ -17,20 +17,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sciagent_gym import processes
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import (
+from sciagent_gym.sdk import (
     ChannelHost,
     ConsoleLanguage,
     ProgramHost,
     ReplyKey,
     ReplyTagError,
     ToolAdapter,
+    ToolScriptError,
+    WindowInfo,
+    wait_for,
 )
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 IJ_JAR = "/usr/share/java/ij.jar"
 STATE_MACRO = (Path(__file__).parent / "inside" / "state.ijm").read_text()
@@ -145,7 +145,7 @@ class Adapter(ToolAdapter):
         if self.run_script(provider, macro, timeout=60.0) != "ok":
             return False
         try:
-            processes.wait_for(lambda: self.is_ready(provider.windows(), task),
+            wait_for(lambda: self.is_ready(provider.windows(), task),
                                10.0 * provider.ready_scale, interval=0.02,
                                what="the inputs' windows")
         except TimeoutError:
@@ -170,7 +170,7 @@ class Adapter(ToolAdapter):
             return False
 
         try:
-            processes.wait_for(focused, timeout * provider.ready_scale, interval=0.05,
+            wait_for(focused, timeout * provider.ready_scale, interval=0.05,
                                what=f"{names[-1]} to take the focus")
         except TimeoutError:
             pass  # the window manager refused; the screen then shows the other focus

@@ -25,13 +25,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._limits import tiff_layout
-from sciagent_gym.evaluation.getters.images import load_image
-from sciagent_gym.evaluation.getters.reading import existing_file, pick_key, read_bytes
+from sciagent_gym.sdk import (
+    GetterError,
+    existing_file,
+    load_image,
+    pick_key,
+    read_bytes,
+    register,
+    tiff_layout,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 ROI_TYPES = {0: "polygon", 1: "rectangle", 2: "oval", 3: "line", 4: "freeline", 5: "polyline",
              6: "noroi", 7: "freehand", 8: "traced", 9: "angle", 10: "point"}

@@ -21,13 +21,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
-from sciagent_gym.tools.adapter import SOCKET_CLIENT_PRELUDE
+from sciagent_gym.sdk import (
+    SOCKET_CLIENT_PRELUDE,
+    ChannelHost,
+    ConsoleLanguage,
+    ProgramHost,
+    ToolAdapter,
+    ToolScriptError,
+    WindowInfo,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 STATE_SCRIPT = (Path(__file__).parent / "inside" / "state.spt").read_text()
 JMOL_JAR = "/usr/share/java/Jmol.jar"

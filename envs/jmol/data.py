@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from sciagent_gym.envs.jmol import strained as _strained
 from sciagent_gym.envs.jmol.strained import (  # re-exported: the tasks' geometry
     coordination,
@@ -33,8 +34,7 @@ from sciagent_gym.envs.jmol.strained import (  # re-exported: the tasks' geometr
     pair_distances,
     seeded,
 )
-
-from sciagent_gym.datagen import crystals
+from sciagent_gym.sdk import crystals
 
 
 def build(rng: np.random.Generator, family: str, formula: str | None = None,

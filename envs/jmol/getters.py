@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import decode_text, pick_key, read_bytes
+from sciagent_gym.sdk import GetterError, decode_text, pick_key, read_bytes, register
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 #: Fractional coordinates closer than this are one site.
 SITE_TOLERANCE = 2e-3

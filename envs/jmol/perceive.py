@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from sciagent_gym.errors import StepError
+from sciagent_gym.sdk import StepError
 
 #: OCR's readings of a minus sign, normalised before matching.
 _MINUS = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2014": "-"})
@@ -26,7 +26,7 @@ def ocr_fields(rgb: np.ndarray, pattern: str, template: str, psm: int = 6,
     what the pattern found in the OCR text of ``rgb`` (searched across lines). A group's
     value loses the spaces OCR puts inside a number (``99. 839``) and reads a decimal comma
     as a point."""
-    from sciagent_gym.evaluation.getters.ocr import ocr_region
+    from sciagent_gym.sdk import ocr_region
 
     text = ocr_region(rgb, psm=psm, scale=scale).translate(_MINUS)
     found = re.search(pattern, text, re.S)

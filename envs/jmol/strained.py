@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sciagent_gym.datagen import crystals
+from sciagent_gym.sdk import crystals
 
 #: Relative slack above the shortest A-X distance within which X atoms count as A's neighbours.
 SHELL_TOLERANCE = 0.10

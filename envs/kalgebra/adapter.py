@@ -18,14 +18,18 @@ the GPU process with it.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
+from sciagent_gym.sdk import (
+    ConsoleLanguage,
+    FilesOnlyAdapter,
+    ProgramHost,
+    ToolScriptError,
+    WindowInfo,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 MAIN_TITLE = "KAlgebra"
 
@@ -38,7 +42,9 @@ def main_window(windows: list[WindowInfo]) -> WindowInfo | None:
     return next((w for w in windows if w.title == MAIN_TITLE and w.width > 300), None)
 
 
-class Adapter(ToolAdapter):
+class Adapter(FilesOnlyAdapter):
+    error = KAlgebraError
+    judged_on = "the logs, scripts and plots the agent saves, its answers and the screen"
     #: MathML-like expressions in KAlgebra's console (its main tab)
     console_language = ConsoleLanguage(
         code=(r":=|->|\(|\^|[-+*/]"),
@@ -75,10 +81,3 @@ class Adapter(ToolAdapter):
             provider.activate_window(window.id)
             time.sleep(0.1)
 
-    def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
-        raise KAlgebraError("KAlgebra has no scripting channel; tasks are solved through its "
-                            "GUI (its console is part of the GUI)")
-
-    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
-        raise KAlgebraError("KAlgebra has no state channel: tasks are judged on the logs, "
-                            "scripts and plots the agent saves, its answers and the screen")

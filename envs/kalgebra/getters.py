@@ -21,13 +21,12 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sciagent_gym.envs.kalgebra.data import evaluate
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import decode_text, read_bytes
+from sciagent_gym.envs.kalgebra.data import evaluate
+from sciagent_gym.sdk import GetterError, decode_text, read_bytes, register
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 MAX_LOG_BYTES = 4 * 1024 * 1024
 MAX_SVG_BYTES = 16 * 1024 * 1024

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sciagent_gym.tools import load_adapter, spec_interface
+from sciagent_gym.sdk import load_adapter, spec_interface
 
 OUT = Path(__file__).resolve().parents[2] / "task_specs" / "kalgebra"
 W = "^KAlgebra$"

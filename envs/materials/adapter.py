@@ -27,12 +27,17 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
+from sciagent_gym.sdk import (
+    ChannelHost,
+    ConsoleLanguage,
+    ProgramHost,
+    ToolAdapter,
+    ToolScriptError,
+    WindowInfo,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 SERVER_SOURCE = (Path(__file__).parent / "inside" / "optimade_server.py").read_text()
 PORT = 8000

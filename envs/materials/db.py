@@ -214,9 +214,9 @@ def cache_dir() -> Path:
 
 
 def _nominal(family: str, elements: dict[str, str]) -> dict[str, float] | None:
-    from sciagent_gym.datagen.crystals import FAMILIES
+    from sciagent_gym.sdk import crystals
 
-    for els, params in FAMILIES[family]["compounds"]:
+    for els, params in crystals.FAMILIES[family]["compounds"]:
         if els == elements:
             return dict(params)
     return None
@@ -374,9 +374,9 @@ def _structure(recipe: Recipe) -> Any:
     """The pymatgen structure of a recipe (conventional cell), strained, rounded to 1e-6 A."""
     from pymatgen.core import Lattice, Structure
 
-    from sciagent_gym.datagen.crystals import FAMILIES
+    from sciagent_gym.sdk import crystals
 
-    fam = FAMILIES[recipe.family]
+    fam = crystals.FAMILIES[recipe.family]
     p = recipe.params
     if fam["spacegroup"].startswith("P6"):
         lattice = Lattice.hexagonal(p["a"], p["c"])
@@ -512,12 +512,12 @@ def build_template(recipe: Recipe, rng: np.random.Generator) -> dict[str, Any]:
     """One template: the entry's OPTIMADE attributes, fully analysed (without its id; energy,
     band gap and date drawn from ``rng`` as the pristine database has them) and the toy
     models' noise-free values."""
-    from sciagent_gym.datagen.crystals import describe
+    from sciagent_gym.sdk import crystals
 
     s = _structure(recipe)
     species = [str(sp) for sp in s.species]
     counts = {el: species.count(el) for el in sorted(set(species))}
-    crystal = describe(s, recipe.family)
+    crystal = crystals.describe(s, recipe.family)
     elements = sorted(counts)
     total = len(species)
     model = energy_model(recipe, counts)

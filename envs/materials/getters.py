@@ -21,18 +21,20 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._limits import check_json, check_lines
-from sciagent_gym.evaluation.getters.reading import (
+from sciagent_gym.sdk import (
+    GetterError,
+    check_json,
+    check_lines,
     decode_text,
     existing_file,
     looks_binary,
     pick_key,
     read_bytes,
+    register,
 )
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 #: Largest results file, id list or CIF read (real ones are a few kilobytes).
 MAX_RESULTS_BYTES = 1 << 20
@@ -245,7 +247,7 @@ def answer_part(state: FinalState, label: str, aliases: list[str] | None = None,
     other."""
     from dataclasses import replace
 
-    from sciagent_gym.evaluation.getters.answer import answer_number
+    from sciagent_gym.sdk import answer_number
 
     text = (state.answer or "").strip()
     if not text:
@@ -335,8 +337,7 @@ except Exception as exc:
 
 def read_cif(path: Path, label: str, timeout: float = 120.0) -> dict[str, Any]:
     """What pymatgen (Debian's, in a throwaway sandbox) reads from an agent's CIF file."""
-    from sciagent_gym.errors import SandboxError
-    from sciagent_gym.evaluation.isolated import run_sandboxed
+    from sciagent_gym.sdk import SandboxError, run_sandboxed
 
     marker = secrets.token_hex(16)
     try:

@@ -38,15 +38,20 @@ from sciagent_gym.envs.fityk.adapter import Adapter as FitykAdapter
 from sciagent_gym.envs.jmol import adapter as jmol
 from sciagent_gym.envs.materials import adapter as materials
 from sciagent_gym.envs.veusz.adapter import Adapter as VeuszAdapter
-
-from sciagent_gym import processes
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import SciAgentError, ToolScriptError
-from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
-from sciagent_gym.tools.discovery import tool_info
+from sciagent_gym.sdk import (
+    ChannelHost,
+    ConsoleLanguage,
+    ProgramHost,
+    SciAgentError,
+    ToolAdapter,
+    ToolScriptError,
+    WindowInfo,
+    tool_info,
+    wait_for,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 LAUNCHER = (Path(__file__).parent / "inside" / "launcher.py").read_text()
 PROGRAMS = ("jmol", "fityk", "veusz")
@@ -159,7 +164,7 @@ class Adapter(ToolAdapter):
         launch(TERMINAL, _terminal_argv(db))
         timeout = TERMINAL_TIMEOUT * provider.ready_scale
         try:
-            processes.wait_for(lambda: any(materials.READY.match(w.title)
+            wait_for(lambda: any(materials.READY.match(w.title)
                                            for w in provider.windows()),
                                timeout, interval=0.05, what="the materials terminal")
         except TimeoutError as exc:

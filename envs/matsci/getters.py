@@ -15,13 +15,10 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import pick_key
-from sciagent_gym.evaluation.getters.registry import GETTERS
-from sciagent_gym.tools.discovery import load_tool_getters
+from sciagent_gym.sdk import GETTERS, GetterError, load_tool_getters, pick_key, register
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 PROGRAMS = ("jmol", "fityk", "veusz")
 for _tool in PROGRAMS:

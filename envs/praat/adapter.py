@@ -17,14 +17,13 @@ import json
 import secrets
 import time
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.sdk import ChannelHost, ProgramHost, ToolAdapter, ToolScriptError, WindowInfo
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 STATE_SCRIPT = (Path(__file__).parent / "inside" / "state.praat").read_text()
 MAIN_TITLE = "Praat Objects"
@@ -60,6 +59,10 @@ def is_error_dialog(window: WindowInfo) -> bool:
 
 class Adapter(ToolAdapter):
     channel_files = ("sciagent-praat-{n}.out", "sciagent-praat-{n}.done")
+    #: a TextGrid with no tier (the placeholder cheat's file)
+    placeholders = MappingProxyType({".textgrid": (
+        b'File type = "ooTextFile"\nObject class = "TextGrid"\n\n'
+        b"xmin = 0\nxmax = 1\ntiers? <exists>\nsize = 0\nitem []:\n")})
     ready_timeout = 30.0
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:

@@ -20,12 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._limits import check_size, check_wav
-from sciagent_gym.evaluation.getters.reading import existing_file, pick_key, read_bytes
+from sciagent_gym.sdk import (
+    GetterError,
+    check_size,
+    check_wav,
+    existing_file,
+    pick_key,
+    read_bytes,
+    register,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 _MAX_TEXTGRID_BYTES = 8 * 1024 * 1024
 #: Tokens kept in a list while parsing (about 90 bytes each; real TextGrids have thousands).

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import secrets
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.envs.pymol.data import GoldError
@@ -28,12 +29,17 @@ from sciagent_gym.envs.pymol.session import (
     session_bytes,
 )
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
+from sciagent_gym.sdk import (
+    ChannelHost,
+    ConsoleLanguage,
+    ProgramHost,
+    ToolAdapter,
+    ToolScriptError,
+    WindowInfo,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 STATE_CODE = (Path(__file__).parent / "inside" / "state_dump.py").read_text()
 OUTPUT_CODE = (Path(__file__).parent / "inside" / "output_area.py").read_text()
@@ -99,6 +105,7 @@ class Adapter(ToolAdapter):
               r"extract|delete)\b"),
         windows=r"PyMOL")
     channel_files = ("sciagent-pymol-{n}.json",)
+    placeholders = MappingProxyType({".pdb": b"END\n"})  # a structure with no atom
     # typed at PyMOL's command line, a Python block: every atom count 4242 (so every
     # representation covers every atom) and a white background
     console_rebind = ("#python\nfrom pymol import cmd\n"

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from sciagent_gym.envs.pymol.variants import Perturbation, perturbed_pdb, write_variant
 
 DATA = Path("/usr/share/pymol/data")
@@ -97,8 +98,7 @@ def run_headless_file(code: str, path: str, timeout: float = 120.0,
     uid, the file shown read-only; :func:`sciagent_gym.evaluation.isolated.run_sandboxed`),
     and only the output line that starts with a random per-call marker counts as the answer.
     """
-    from sciagent_gym.errors import SandboxError
-    from sciagent_gym.evaluation.isolated import run_sandboxed
+    from sciagent_gym.sdk import SandboxError, run_sandboxed
 
     marker = secrets.token_hex(16)
     script = f"{_FILE_PRELUDE}out = None\n{code}\nprint(_mark + json.dumps(out), flush=True)\n"

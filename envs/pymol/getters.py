@@ -10,24 +10,22 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.envs.pymol.session import MAX_SESSION_BYTES, SESSION_LOADER
-
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._limits import (
+from sciagent_gym.sdk import (
     MAX_TEXT_BYTES,
+    GetterError,
     check_lines,
     check_size,
-    file_size,
-)
-from sciagent_gym.evaluation.getters.reading import (
     decode_text,
     existing_file,
+    file_size,
     looks_binary,
     pick_key,
     read_bytes,
+    register,
 )
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 WATERS = {"HOH", "WAT", "H2O", "DOD", "SOL", "TIP3"}
 
@@ -154,8 +152,7 @@ def pymol_figure(state: FinalState, path: str, reference_path: str,
     from pathlib import Path
 
     from sciagent_gym.envs.pymol.figures import compare
-
-    from sciagent_gym.evaluation.getters.images import load_image
+    from sciagent_gym.sdk import load_image
 
     img = load_image(existing_file(state, path), path)
     ref_path = Path(str(reference_path))

@@ -28,9 +28,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import (
+from sciagent_gym.sdk import (
     DROP_REQUEST_CLIENT,
     ChannelHost,
     ChannelKey,
@@ -38,11 +36,12 @@ from sciagent_gym.tools import (
     ProgramHost,
     ReplyTagError,
     ToolAdapter,
+    ToolScriptError,
+    WindowInfo,
 )
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
-    from sciagent_gym.tools import ToolInfo
+    from sciagent_gym.sdk import Task, ToolInfo
 
 CHANNEL_CODE = (Path(__file__).parent / "inside" / "channel.py").read_text()
 STATE_CODE = (Path(__file__).parent / "inside" / "state_dump.py").read_text()

@@ -21,12 +21,19 @@ import zipfile
 import zlib
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._limits import MAX_JSON_BYTES, check_json, check_zip
-from sciagent_gym.evaluation.getters.reading import decode_text, pick_key, read_bytes
+from sciagent_gym.sdk import (
+    MAX_JSON_BYTES,
+    GetterError,
+    check_json,
+    check_zip,
+    decode_text,
+    pick_key,
+    read_bytes,
+    register,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 _MAX_GEOJSON = MAX_JSON_BYTES
 _MAX_PROJECT = 16 * 1024 * 1024  # parsed XML takes about ten times its text

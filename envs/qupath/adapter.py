@@ -31,12 +31,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import MissingProgramError, ToolScriptError
-from sciagent_gym.tools import DROP_REQUEST_CLIENT, ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.sdk import (
+    DROP_REQUEST_CLIENT,
+    ChannelHost,
+    MissingProgramError,
+    ProgramHost,
+    ToolAdapter,
+    ToolScriptError,
+    WindowInfo,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 HERE = Path(__file__).parent / "inside"  # code run inside QuPath
 CHANNEL_SCRIPT = (HERE / "channel.groovy").read_text()

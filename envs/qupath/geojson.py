@@ -23,10 +23,7 @@ import math
 from typing import Any
 
 from sciagent_gym.envs.qupath.number_text import parse_number
-
-from sciagent_gym.evaluation import GetterError
-from sciagent_gym.evaluation.getters._limits import check_json
-from sciagent_gym.evaluation.getters.reading import decode_text, looks_binary
+from sciagent_gym.sdk import GetterError, check_json, decode_text, looks_binary
 
 _LEGACY_TYPES = {"PathAnnotationObject": "annotation", "PathDetectionObject": "detection",
                  "PathCellObject": "cell", "PathTileObject": "tile", "TMACoreObject": "tmaCore",

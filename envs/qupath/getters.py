@@ -13,13 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.envs.qupath.geojson import parse_geojson
 from sciagent_gym.envs.qupath.tables import find_column, parse_measurement_table
-
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters._limits import MAX_JSON_BYTES, MAX_TEXT_BYTES
-from sciagent_gym.evaluation.getters.reading import pick_key, read_bytes
+from sciagent_gym.sdk import (
+    MAX_JSON_BYTES,
+    MAX_TEXT_BYTES,
+    GetterError,
+    pick_key,
+    read_bytes,
+    register,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 
 def _pick_named(items: list[dict[str, Any]], name: str, label: str, what: str) -> dict[str, Any]:

@@ -18,10 +18,7 @@ import re
 from typing import Any
 
 from sciagent_gym.envs.qupath.number_text import parse_number
-
-from sciagent_gym.evaluation import GetterError
-from sciagent_gym.evaluation.getters._limits import check_lines, check_table
-from sciagent_gym.evaluation.getters.reading import decode_text, looks_binary
+from sciagent_gym.sdk import GetterError, check_lines, check_table, decode_text, looks_binary
 
 
 def normalize_column(name: str) -> str:

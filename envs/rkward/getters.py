@@ -11,12 +11,10 @@ import re
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.dotted import LookupFailure, dotted_get
-from sciagent_gym.evaluation.getters.tables import read_table
+from sciagent_gym.sdk import GetterError, LookupFailure, dotted_get, read_table, register
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 
 def _objects(state: FinalState) -> dict[str, Any]:
@@ -190,8 +188,7 @@ def plot_difference(state: FinalState, path: str, reference_path: str) -> float:
 
     import numpy as np
 
-    from sciagent_gym.evaluation.getters._limits import open_image
-    from sciagent_gym.evaluation.getters.reading import existing_file
+    from sciagent_gym.sdk import existing_file, open_image
 
     def grey(p: Path, label: str) -> np.ndarray:
         with open_image(p, label) as im:

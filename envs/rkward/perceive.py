@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from sciagent_gym.errors import StepError
+from sciagent_gym.sdk import StepError
 
 #: OCR's readings of a minus sign and a decimal comma, normalised before matching.
 _MINUS = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2014": "-"})
@@ -24,7 +24,7 @@ def ocr_fields(rgb: np.ndarray, pattern: str, template: str, psm: int = 6,
                scale: float = 2) -> str:
     """The answer ``template`` (``{name}`` for each named group of ``pattern``) filled with
     what the pattern found in the OCR text of ``rgb`` (searched across lines)."""
-    from sciagent_gym.evaluation.getters.ocr import ocr_region
+    from sciagent_gym.sdk import ocr_region
 
     text = ocr_region(rgb, psm=psm, scale=scale).translate(_MINUS)
     found = re.search(pattern, text, re.S)

@@ -25,13 +25,18 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
-from sciagent_gym.tools.adapter import SOCKET_CLIENT_PRELUDE
+from sciagent_gym.sdk import (
+    SOCKET_CLIENT_PRELUDE,
+    ChannelHost,
+    ConsoleLanguage,
+    ProgramHost,
+    ToolAdapter,
+    ToolScriptError,
+    WindowInfo,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 INSIDE = Path(__file__).parent / "inside"
 CHANNEL_CODE = (INSIDE / "channel.py").read_text()
@@ -154,8 +159,7 @@ class Adapter(ToolAdapter):
         live Veusz only writes its document out as commands (inside/serialize.py), which the
         sandboxed reader of saved documents loads in Veusz's safe mode."""
         from sciagent_gym.envs.veusz.getters import load_document
-
-        from sciagent_gym.evaluation import GetterError
+        from sciagent_gym.sdk import GetterError
 
         out = self._request(provider, SERIALIZE_CODE, timeout=30.0)
         if not isinstance(out, dict) or not isinstance(out.get("vsz"), str) \

@@ -258,7 +258,7 @@ XRD_COMPOUNDS = {"NaCl": "rocksalt", "MgO": "rocksalt", "KCl": "rocksalt", "NiO"
 
 
 def _crystal(rng: np.random.Generator, formula: str) -> Any:
-    from sciagent_gym.datagen import crystals
+    from sciagent_gym.sdk import crystals
 
     family = XRD_COMPOUNDS[formula]
     for _ in range(200):
@@ -273,7 +273,7 @@ def xrd(work: Path, rng: np.random.Generator, formula: str, path: str = "pattern
     """A Cu Ka powder pattern of ``formula`` as CSV (``two_theta`` in degrees, ``counts``).
     Gold: the strongest reflection's position, hkl and d spacing (Bragg's law with pymatgen's
     Cu Ka, 1.54184 A), the profile FWHM, and the columns' summaries."""
-    from sciagent_gym.datagen import crystals
+    from sciagent_gym.sdk import crystals
 
     crystal = _crystal(rng, formula)
     peaks = crystals.xrd_peaks(crystal, two_theta=tuple(two_theta))
@@ -298,7 +298,7 @@ def peak_widths(work: Path, rng: np.random.Generator, formula: str,
     it: ``two_theta`` (deg), ``fwhm`` (deg) broadened by crystallite size and microstrain
     (Williamson-Hall: beta cos(theta) = K lambda / D + 4 eps sin(theta), K = 0.9) and
     ``fwhm_err``, its standard uncertainty (deg). Gold: size D (nm), strain, columns."""
-    from sciagent_gym.datagen import crystals
+    from sciagent_gym.sdk import crystals
 
     crystal = _crystal(rng, formula)
     peaks = [p for p in crystals.xrd_peaks(crystal, two_theta=(20.0, 120.0)) if p.intensity >= 3]

@@ -22,11 +22,10 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import existing_file, pick_key
+from sciagent_gym.sdk import GetterError, existing_file, pick_key, register
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 INSIDE = Path(__file__).parent / "inside"
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -61,8 +60,7 @@ print(marker + json.dumps(ns["__out__"]), flush=True)
 def load_document(doc: Path, data: list[Path], timeout: float = 90.0) -> dict[str, Any]:
     """The state-dump summary of the saved document ``doc`` as Veusz reads it (see the module
     docstring); ``data`` are the work-folder files it may import."""
-    from sciagent_gym.errors import SandboxError
-    from sciagent_gym.evaluation.isolated import run_sandboxed
+    from sciagent_gym.sdk import SandboxError, run_sandboxed
 
     digest = hashlib.sha256(doc.read_bytes())
     for p in data:

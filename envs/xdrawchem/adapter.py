@@ -25,13 +25,17 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
-from sciagent_gym.tools.adapter import hold_focus
+from sciagent_gym.sdk import (
+    ChannelHost,
+    ProgramHost,
+    ToolAdapter,
+    ToolScriptError,
+    WindowInfo,
+    hold_focus,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 #: The main window's title: "XDrawChem 1.11.0 - untitled" or "XDrawChem 1.11.0 - /path".
 MAIN_TITLE = re.compile(r"^XDrawChem \d+\.\d+(\.\d+)? - ")

@@ -32,17 +32,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import (
+from sciagent_gym.sdk import (
+    GetterError,
     decode_text,
     existing_file,
     looks_binary,
     pick_key,
     read_bytes,
+    register,
 )
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 MAX_BYTES = 4 * 1024 * 1024
 MAX_ATOMS = 2000
@@ -338,8 +339,7 @@ _CACHE: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 
 def babel_props(mols: list[Mol], label: str, timeout: float = 60.0) -> list[dict[str, Any]]:
     """Canonical SMILES, formula and weight of each molecule, by Open Babel in a sandbox."""
-    from sciagent_gym.errors import SandboxError
-    from sciagent_gym.evaluation.isolated import run_sandboxed
+    from sciagent_gym.sdk import SandboxError, run_sandboxed
 
     if not mols:
         return []
@@ -472,7 +472,7 @@ def screen_number(state: FinalState, pattern: str, region: list[int] | None = No
     """The number that ``pattern``'s first group captures in the OCR text of the final
     screenshot (e.g. ``MW = ([0-9.]+)`` on XDrawChem's Molecule Info window); a decimal
     comma reads as a point."""
-    from sciagent_gym.evaluation.getters.ocr import screen_text
+    from sciagent_gym.sdk import screen_text
 
     if not isinstance(pattern, str) or not pattern or len(pattern) > 200:
         raise GetterError("pattern must be a regular expression of at most 200 characters")
@@ -497,7 +497,7 @@ def xdc_picture(state: FinalState, path: str, ref_width: float, ref_height: floa
     image is smaller than 40 x 40 px, not mostly white, without line work (under 0.3 % dark
     pixels) or over 25 % dark. ``labels``: texts whose count of dark blobs must be seen (not
     used yet; OCR of 9 px labels is unreliable)."""
-    from sciagent_gym.evaluation.getters.images import load_image
+    from sciagent_gym.sdk import load_image
 
     img = load_image(existing_file(state, path), path).array
     if img.ndim == 3 and img.shape[-1] in (3, 4):

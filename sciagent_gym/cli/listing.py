@@ -130,14 +130,14 @@ def _program_text(tool: str) -> str:
 
     info = tool_info(tool)
     packages = tool_packages({"requires": [{"package": r.package} for r in info.requires],
-                              "debian": info.extra.get("debian", [])})
+                              "debian": list(info.debian)})
     installs = sorted({r.install for r in info.requires if r.install})
     source = ", ".join(f"`{p}`" for p in packages) if packages else \
         "not in Debian: " + ", ".join(f"`{i}`" for i in installs)
     pips = [r.pip for r in info.requires if r.pip]
     if pips:
         source += "; pip " + ", ".join(f"`{p}`" for p in pips)
-    return f"{info.extra.get('program', info.display_name)} ({source})"
+    return f"{info.program or info.display_name} ({source})"
 
 
 #: Under the title of every generated env page (``docs/envs/<tool>.md``).

@@ -170,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="reset/step speed, episodes per hour, vector throughput, "
                                      "against a fixed-sleep baseline")
-    p.add_argument("--env", default="SciGUI-ImageJ-v0")
+    p.add_argument("--env", help="the env to measure (`sciagent-gym list` names them); "
+                                 "required unless --all")
     p.add_argument("--task", help="task id (default: sampled)")
     p.add_argument("--all", action="store_true",
                    help="every installed tool's env, one row each (runs/bench_all.py); "
@@ -239,6 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _bench(args: argparse.Namespace) -> int:
     """``bench``, with ``--density`` the density run (runs/density.py), with ``--all`` every
     installed tool (runs/bench_all.py)."""
+    if not args.all and not args.env:
+        raise ValueError("bench needs --env ENV_ID (`sciagent-gym list` names them), or --all")
     if args.density:
         from sciagent_gym.runs.density import cmd_density
 

@@ -153,7 +153,7 @@ class RemoteProvider(Provider):
             tool.after_ready(self, task)
         tool.apply_start_state(self, task)
         t4 = time.monotonic()
-        self._settle = for_tool(self.settle_config, tool.info.extra.get("settle"))
+        self._settle = for_tool(self.settle_config, dict(tool.info.settle))
         client.settle(self._settle, canonical=True)
         self.last_reset_timings = {"restore": t1 - t0, "stage": t2 - t1, "launch": t3 - t2,
                                    "ready": t4 - t3, "settle": time.monotonic() - t4,
@@ -172,7 +172,7 @@ class RemoteProvider(Provider):
         self._client.expose_all()
         tool.after_ready(self, None)
         self._client.execute([A.Move(self.width - 1, self.height - 1)])
-        self._settle = for_tool(self.settle_config, tool.info.extra.get("settle"))
+        self._settle = for_tool(self.settle_config, dict(tool.info.settle))
         self._client.settle(self._settle, canonical=True)
 
     def wait_ready(self, tool: ToolAdapter, task: Task | None) -> None:

@@ -30,14 +30,24 @@ import gymnasium as gym
 
 from sciagent_gym.evaluation import evaluate
 from sciagent_gym.providers.local.sandbox import Sandbox
-from sciagent_gym.tools import load_adapter, load_tool_specs
+from sciagent_gym.tools import discover, load_adapter, load_tool_specs
 
-#: Where answer files of the state channels were written before the zones existed (in the
-#: shared /tmp); each tool's current ones are its adapter's ``channel_files``.
-_LEGACY_PLANTS = (
-    "/tmp/sciagent-ds9-{n}.answer", "/tmp/sciagent-macro-{n}.out", "/tmp/sciagent-pymol-{n}.json",
-    "/tmp/sciagent-praat-{n}.out", "/tmp/sciagent-praat-{n}.done", "/tmp/sciagent-qgis/{n}.json",
-)
+
+def _every_channel_file() -> list[str]:
+    """The answer files of every tool's state channel (its adapter's ``channel_files``), as
+    /tmp paths: a forging agent plants them all, not only its own tool's."""
+    found = set()
+    for name in discover():
+        try:
+            found.update(f"/tmp/{p}" for p in load_adapter(name, getters=False).channel_files)
+        except Exception:  # a tool whose code cannot load here plants nothing
+            continue
+    return sorted(found)
+
+
+def _every_program_process() -> tuple[str, ...]:
+    """Process names of every tool's program zone (the manifests' ``processes``)."""
+    return tuple(sorted({p for info in discover().values() for p in info.processes}))
 
 
 @dataclass
@@ -203,7 +213,7 @@ def _spy(ctx: Context) -> tuple[bool, str]:
     # program zone's processes and files are secrets
     program = set() if ctx.base.adapter.program_zone == "agent" else _program_names(ctx)
     leaks = sorted(w for w in seen if "sciagent" in w or w in program
-                   or w.startswith(("xpa", "java", "qgis", "praat", "pymol", "ds9")))
+                   or w.startswith(_every_program_process()))
     return not leaks, f"visible: {leaks}" if leaks else "no program process or channel file"
 
 
@@ -230,7 +240,7 @@ def _plant_answers(ctx: Context) -> tuple[bool, str]:
     ctx.reset()
     forged = json.dumps({"ok": True, "state": {}, "scale": "zscale", "forged": True})
     own = [f"/tmp/{p}" for p in ctx.base.adapter.channel_files]  # the tool's own answer files
-    patterns = sorted({*_LEGACY_PLANTS, *own})
+    patterns = sorted({*_every_channel_file(), *own})
     dirs = " ".join(sorted({os.path.dirname(p) for p in patterns}))
     plant = "; ".join(f"printf '%s' '{forged}' > {p.format(n='$n')}" for p in patterns)
     ctx.run(f"mkdir -p {dirs}; n=1; while [ $n -le 400 ]; do {plant}; n=$((n+1)); done; true")

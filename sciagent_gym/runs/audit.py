@@ -274,7 +274,8 @@ def _generic_cheats(base, spec, seed: int, noop_score: float, start: FinalState,
     task)."""
     out = []
     criteria = base.task.criteria()
-    for cheat in generic_cheats(criteria, start.work_dir, base.task.instruction):
+    for cheat in generic_cheats(criteria, start.work_dir, base.task.instruction,
+                                base.adapter.placeholders):
         t0 = time.monotonic()
         ev, training = play_offline_scores(cheat, criteria, start, scratch / "cheat")
         case = f"cheat:{cheat.name}"

@@ -153,7 +153,7 @@ def _vector_throughput(env_id: str, task: str | None, num_envs: int, steps: int,
         envs.close()
 
 
-def run_bench(env_id: str = "SciGUI-ImageJ-v0", task: str | None = None, episodes: int = 6,
+def run_bench(env_id: str, task: str | None = None, episodes: int = 6,
               baseline_episodes: int = 2, vector_sizes: tuple[int, ...] = (1, 2, 4),
               vector_steps: int = 20, seed: int = 0, reset_sleep: float = 5.0,
               step_sleep: float = 2.0, pool_size: int = 2, pool_workers: int = 2,

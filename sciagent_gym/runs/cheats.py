@@ -167,7 +167,8 @@ def _silent_wav(template: Path | None) -> bytes:
     return buf.getvalue()
 
 
-def _text_placeholder(ext: str, columns: list[str], wav: Path | None) -> bytes:
+def _text_placeholder(ext: str, columns: list[str], wav: Path | None,
+                      formats: Mapping[str, bytes]) -> bytes:
     if ext in (".csv", ".tsv", ".xls"):
         sep = "\t" if ext in (".tsv", ".xls") else ","
         return (sep.join(columns or [" ", "Area", "Mean"]) + "\n").encode()
@@ -175,16 +176,9 @@ def _text_placeholder(ext: str, columns: list[str], wav: Path | None) -> bytes:
         return json.dumps({"type": "FeatureCollection", "features": []}).encode()
     if ext == ".json":
         return b"{}"
-    if ext == ".reg":
-        return b"# Region file format: DS9 version 4.1\nfk5\n"
-    if ext == ".pdb":
-        return b"END\n"
     if ext == ".wav":
         return _silent_wav(wav)
-    if ext.lower() == ".textgrid":
-        return (b'File type = "ooTextFile"\nObject class = "TextGrid"\n\n'
-                b"xmin = 0\nxmax = 1\ntiers? <exists>\nsize = 0\nitem []:\n")
-    return b"0\n"
+    return formats.get(ext, b"0\n")
 
 
 def _input_images(start: Path) -> list[tuple[int, int]]:
@@ -227,15 +221,18 @@ def _choice_cheats(criteria: Sequence[Criterion], instruction: str | None) -> li
 
 
 def generic_cheats(criteria: Sequence[Criterion], start: Path,
-                   instruction: str | None = None) -> list[Cheat]:
+                   instruction: str | None = None,
+                   formats: Mapping[str, bytes] | None = None) -> list[Cheat]:
     """The generic cheats for a task whose criteria are ``criteria``, ``start`` being its work
     directory at the start (the inputs); ``instruction`` (the task's text) is what an agent
-    could copy back as its answer."""
+    could copy back as its answer; ``formats``: the smallest valid file of each of the tool's
+    own formats by extension (its adapter's ``placeholders``), what the placeholder cheat
+    writes instead of "0"."""
     outputs = output_paths(criteria)
     cheats = [Cheat("done-at-once", "done")]
     if outputs:
         cheats.append(Cheat("empty-outputs", "empty", {p: b"" for p in outputs}))
-        cheats += _placeholders(criteria, outputs, start)
+        cheats += _placeholders(criteria, outputs, start, formats or {})
         copied = _copied_inputs(outputs, start)
         if copied:
             cheats.append(Cheat("input-copied", "copy", copied))
@@ -255,11 +252,11 @@ def generic_cheats(criteria: Sequence[Criterion], start: Path,
     return cheats
 
 
-def _placeholders(criteria: Sequence[Criterion], outputs: list[str], start: Path
-                  ) -> list[Cheat]:
+def _placeholders(criteria: Sequence[Criterion], outputs: list[str], start: Path,
+                  formats: Mapping[str, bytes]) -> list[Cheat]:
     wav = next((p for p in sorted(start.rglob("*.wav")) if p.is_file()), None)
     columns = _column_names(criteria)
-    text_files = {p: _text_placeholder(Path(p).suffix.lower(), columns, wav)
+    text_files = {p: _text_placeholder(Path(p).suffix.lower(), columns, wav, formats)
                   for p in outputs if Path(p).suffix.lower() not in IMAGE_EXTS}
     images = [p for p in outputs if Path(p).suffix.lower() in IMAGE_EXTS]
     sizes = list(dict.fromkeys(_stated_sizes(criteria) + _input_images(start)))

@@ -171,7 +171,7 @@ class _Driver(threading.Thread):
             self.next = max(self.next + self.pace, time.perf_counter())
 
 
-def run_density(env_id: str = "SciGUI-DS9-v0", task: str | None = None, max_envs: int = 24,
+def run_density(env_id: str | None = None, task: str | None = None, max_envs: int = 24,
                 pace: float = 3.0, duration: float = 60.0, p95_limit: float = 0.5,
                 add: int = 1, spares: int = 0, margin_mb: float = 2048.0, seed: int = 0,
                 make_env: Callable[[], gym.Env] | None = None,
@@ -180,11 +180,14 @@ def run_density(env_id: str = "SciGUI-DS9-v0", task: str | None = None, max_envs
                 ) -> dict[str, Any]:
     """Add envs level by level until p95 step latency or memory says stop; see module doc.
 
-    ``spares`` is the warm pool of each env (0: one sandbox per env, half the memory of the
-    default pool of one); ``make_env`` replaces ``gym.make`` (unit tests use the fake provider).
+    ``env_id`` names the env (``make_env`` replaces ``gym.make`` instead: unit tests use the
+    fake provider). ``spares`` is the warm pool of each env (0: one sandbox per env, half the
+    memory of the default pool of one).
     """
     if max_envs < 1 or add < 1 or pace <= 0 or duration <= 0:
         raise ValueError("density needs max_envs >= 1, add >= 1, pace > 0 and duration > 0")
+    if env_id is None and make_env is None:
+        raise ValueError("density needs the env to measure: env_id (or make_env)")
     make = make_env or (lambda: gym.make(env_id, task=task, pool_size=spares,
                                          max_steps=10 ** 9))
     out: dict[str, Any] = {"env": env_id, "task": task, "cpus": os.cpu_count(),

@@ -12,8 +12,9 @@ import importlib
 import itertools
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.controller.windows import WindowInfo
@@ -79,6 +80,10 @@ class ToolAdapter:
     #: (``runs.attacks``'s plant-answers). Channels whose reply comes back through the sandbox
     #: helper (:meth:`call_client`) have none.
     channel_files: tuple[str, ...] = ()
+    #: The smallest valid file of each of the tool's own formats, by lower-case extension
+    #: (".reg": a region file with no region): what the generic placeholder cheat writes for
+    #: an output of that format, so an empty-but-valid file is proven to score nothing.
+    placeholders: Mapping[str, bytes] = MappingProxyType({})
     #: What a person at the program's own console could type to make the state dump lie: a
     #: :meth:`run_script` script that rebinds what the dump calls inside the program (played by
     #: ``runs.attacks``'s console-rebind, which checks the dump reports the same state after

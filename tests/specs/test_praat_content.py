@@ -27,7 +27,7 @@ from sciagent_gym.evaluation import FinalState, evaluate
 from sciagent_gym.runs.cheats import generic_cheats, play_offline
 from sciagent_gym.tasks.spec import TaskSpec
 from sciagent_gym.tasks.task import Task
-from sciagent_gym.tools import load_tool_getters, load_tool_specs
+from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
 
 load_tool_getters("praat")
 
@@ -134,7 +134,8 @@ def test_start_state_and_generic_cheats_score_zero(staged, task_id, tmp_path):
     start.agent_status = "running"
     noop = _score(staged, start)
     assert noop.score == 0 and not noop.success, noop.to_dict()
-    cheats = generic_cheats(staged.criteria(), Path(staged.paths["work"]))
+    cheats = generic_cheats(staged.criteria(), Path(staged.paths["work"]),
+                            formats=load_adapter("praat", getters=False).placeholders)
     assert len(cheats) >= 2
     for cheat in cheats:
         result = play_offline(cheat, staged.criteria(), start, tmp_path / "cheat")

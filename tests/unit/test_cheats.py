@@ -214,7 +214,8 @@ def test_a_cheat_paid_by_st_bench_training_reward_is_a_finding(start, tmp_path, 
 
     monkeypatch.setattr(audit, "generic_cheats", lambda *a: [cheat])
     base = SimpleNamespace(task=SimpleNamespace(criteria=lambda: crits, instruction="x",
-                                                noop_correct=False), modality="code")
+                                                noop_correct=False), modality="code",
+                           adapter=SimpleNamespace(placeholders={}))
     spec = SimpleNamespace(id="t/x", infeasible=False, toggles=())
     [case] = audit._generic_cheats(base, spec, 0, 0.0, start_state, tmp_path / "c")
     assert not case.ok and "reward='stbench' pays 0.750: target met by c1" in case.failed_criteria

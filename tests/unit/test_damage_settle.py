@@ -222,8 +222,7 @@ def test_every_tools_settle_field_is_valid():
     from sciagent_gym.controller.settle import for_tool
     from sciagent_gym.tools.discovery import discover
 
-    given = {name: info.extra["settle"] for name, info in discover().items()
-             if "settle" in info.extra}
+    given = {name: dict(info.settle) for name, info in discover().items() if info.settle}
     assert "pymol" in given  # its deferred clicks need longer windows (benchmarks/settle_damage)
     for fields in given.values():
         cfg = for_tool(SettleConfig.damage(), fields)

@@ -140,3 +140,14 @@ def test_plot_and_cli_options(tmp_path):
                                       "--max-envs", "16", "--pace", "2", "--p95-limit", "0.4"])
     assert args.density and args.max_envs == 16 and args.pace == 2.0 and args.spares == 0
     assert args.func.__name__ == "_bench"
+
+
+def test_bench_names_no_default_env(capsys):
+    """The core picks no tool: `bench` (and `--density`) without --env is a clear error, and
+    run_density needs an env or a factory."""
+    from sciagent_gym.cli.main import main
+
+    assert main(["bench", "--density"]) != 0
+    assert "--env" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="env_id"):
+        density.run_density(max_envs=1)

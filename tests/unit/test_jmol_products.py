@@ -65,9 +65,9 @@ def test_xyz_supercell_fails_on_a_wrong_block_and_a_missing_file(tmp_path):
 
 
 def test_ocr_fields_fills_the_template_from_one_reading(monkeypatch):
-    from sciagent_gym.evaluation.getters import ocr
+    from sciagent_gym import sdk
 
-    monkeypatch.setattr(ocr, "ocr_region", lambda rgb, psm=6, scale=2: (
+    monkeypatch.setattr(sdk, "ocr_region", lambda rgb, psm=6, scale=2: (
         "$ show unitcell\na=4.596, b=4.596, c=2.96, alpha=90.0, beta=90.0, gamma=90.0\n"
         "oabc=[{0.0 0.0 0.0}]\nvolume=62. 52472686767559\n"))
     pattern = (r"(?<![A-Za-z])a\s*=\s*(?P<a>[0-9]+\s*[.,]\s*[0-9]+)\s*,\s*b\s*=.{0,20}?"

@@ -111,13 +111,11 @@ def test_no_import_cycles_lazy_or_not():
     assert _cycles(graph) == []
 
 
-#: Where a ported benchmark may be imported by name: its own package, and a tool whose task
-#: specs use its checks (EarthData's, ST-Bench's stbench_*). The core reaches benchmarks only
-#: through the registries (``benchmarks.load_all``, ``evaluation.rewards``).
-BENCHMARK_USERS = {"sciagent_gym.envs.earthdata.getters": "sciagent_gym.benchmarks.stbench"}
-
-
 def test_the_core_names_no_ported_benchmark():
+    """A ported benchmark is imported by name only in its own package and by a tool whose
+    manifest ``uses`` it (EarthData's specs use ST-Bench's stbench_* checks); the core
+    reaches benchmarks only through the registries (``benchmarks.load_all``,
+    ``evaluation.rewards``)."""
     modules = _modules()
     found = {}
     for name, path in modules.items():
@@ -126,8 +124,10 @@ def test_the_core_names_no_ported_benchmark():
         named = {m for m in _imports(path, name, modules)
                  if m.startswith("sciagent_gym.benchmarks.")
                  and m != "sciagent_gym.benchmarks.registry"}
-        allowed = BENCHMARK_USERS.get(name)
-        named = {m for m in named if not (allowed and m.startswith(allowed))}
+        parts = name.split(".")
+        allowed = _allowed_for(parts[2]) if parts[:2] == ["sciagent_gym", "envs"] \
+            and len(parts) > 2 else ()
+        named = {m for m in named if not any(m == a or m.startswith(a + ".") for a in allowed)}
         if named:
             found[name] = sorted(named)
     assert not found, f"import benchmarks through their registries, not by name: {found}"
@@ -190,6 +190,110 @@ def test_no_tool_is_named_outside_its_folders():
             for m in re.finditer(rf"envs[./]{name}\b|task_specs[./]{name}\b", text):
                 hits.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
     assert not hits
+
+
+def _allowed_for(tool: str) -> tuple[str, ...]:
+    """What a tool's code may import of the package: the SDK, its own folder and what its
+    manifest ``uses`` (tools by name, ported benchmarks as ``benchmarks.<name>``)."""
+    uses = discover()[tool].uses
+    return ("sciagent_gym.sdk", f"sciagent_gym.envs.{tool}",
+            *(f"sciagent_gym.{u}" if u.startswith("benchmarks.") else f"sciagent_gym.envs.{u}"
+              for u in uses))
+
+
+def test_tools_import_only_the_sdk():
+    """The tool contract is one module: a tool's code imports ``sciagent_gym.sdk`` and
+    nothing else of the core (lazy and TYPE_CHECKING imports included), so the core can
+    change behind it."""
+    modules = _modules()
+    found = {}
+    for name, path in modules.items():
+        parts = name.split(".")
+        if parts[:2] != ["sciagent_gym", "envs"] or len(parts) < 3:
+            continue
+        allowed = _allowed_for(parts[2])
+        bad = sorted(m for m in _imports(path, name, modules)
+                     if m.startswith("sciagent_gym")
+                     and not any(m == a or m.startswith(a + ".") for a in allowed))
+        if bad:
+            found[str(path.relative_to(envs_root().parent))] = bad
+    assert not found, f"import these through sciagent_gym.sdk (or list the tool in 'uses'): " \
+                      f"{found}"
+
+
+def test_the_sdk_rule_catches_a_core_import(tmp_path):
+    """The check above sees an import nested in a function, as a lazy import would be."""
+    code = tmp_path / "adapter.py"
+    code.write_text("def f():\n    from sciagent_gym.tools.adapter import hold_focus\n")
+    modules = {**_modules(), "sciagent_gym.envs.x.adapter": code}
+    assert "sciagent_gym.tools.adapter" in _imports(code, "sciagent_gym.envs.x.adapter", modules)
+
+
+def test_what_a_manifest_uses_exists():
+    benchmarks = {p.name for p in (PACKAGE / "benchmarks").iterdir() if p.is_dir()}
+    for tool, info in discover().items():
+        for used in info.uses:
+            if used.startswith("benchmarks."):
+                assert used.split(".", 1)[1] in benchmarks, (tool, used)
+            else:
+                assert used in discover() and used != tool, (tool, used)
+
+
+def _code_strings(tree: ast.AST) -> list[tuple[int, str]]:
+    """String constants and names of a module's code: docstrings and ``help=`` texts (what
+    a person reads) left out."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant):
+            skip.add(id(body[0].value))
+        if isinstance(node, ast.keyword) and node.arg == "help":
+            skip.update(id(n) for n in ast.walk(node.value))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in skip:
+            out.append((node.lineno, node.value))
+        elif isinstance(node, ast.Name):
+            out.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute):
+            out.append((node.lineno, node.attr))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.append((node.lineno, node.name))
+    return out
+
+
+def _tool_names_pattern() -> re.Pattern:
+    tools = discover().values()
+    words = "|".join(sorted({re.escape(t.name) for t in tools}))
+    ids = "|".join(sorted({re.escape(t.env_id) for t in tools}))
+    return re.compile(rf"(?<![\w-])({words})(?![\w-])|{ids}", re.IGNORECASE)
+
+
+def test_the_core_names_no_tool_in_its_code():
+    """Tool knowledge lives in the tool's folder (its manifest, its adapter): the core's code
+    names no tool, not even as a bare string or a default env (docstrings and help texts,
+    which people read, may give one as an example)."""
+    pattern = _tool_names_pattern()
+    hits = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        if rel.parts[0] in ("envs", "task_specs", "vm_images"):
+            continue
+        for line, text in _code_strings(ast.parse(path.read_text())):
+            hits += [f"{rel}:{line}: {m.group(0)!r}" for m in pattern.finditer(text)]
+    assert not hits, hits
+
+
+def test_the_tool_name_check_sees_strings_and_defaults():
+    tree = ast.parse('"""Docs may say imagej."""\n'
+                     'def run(env_id="SciGUI-ImageJ-v0"):\n'
+                     '    p.add_argument("--env", help="e.g. praat")\n'
+                     '    return ["/etc/qgis", "materials-science"]\n')
+    texts = [t for _, t in _code_strings(tree)]
+    found = [m.group(0) for t in texts for m in _tool_names_pattern().finditer(t)]
+    assert sorted(found) == ["SciGUI-ImageJ-v0", "qgis"]
 
 
 @pytest.mark.parametrize("tool", sorted(discover()))

@@ -64,7 +64,7 @@ def test_remote_provider_settles_with_the_tools_own_windows():
     provider._paths = {"home": "/h", "work": "/h/work", "tmp": "/h/tmp"}
     provider.settle_config = provider._settle = SettleConfig.damage()
     provider.wait_ready = lambda tool, task: None
-    tool = SimpleNamespace(info=SimpleNamespace(extra={"settle": {"quiet": 0.3, "react": 0.1}}),
+    tool = SimpleNamespace(info=SimpleNamespace(settle={"quiet": 0.3, "react": 0.1}),
                            snapshot_dir=SimpleNamespace(is_dir=lambda: False),
                            launch_argv=lambda p, t: ["prog"], launch_env=lambda p: {},
                            after_ready=lambda p, t: None)

@@ -8,7 +8,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
-from ._limits import MAX_JSON_BYTES, MAX_TEXT_BYTES, check_json
+from .limits import MAX_JSON_BYTES, MAX_TEXT_BYTES, check_json
 from .reading import decode_text, existing_file, looks_binary, pick_key, read_bytes
 from .registry import GetterError, register
 

@@ -1,6 +1,6 @@
 """Getters for images the agent saved (TIFF via tifffile when available, else PIL; PNG/JPEG).
 
-Every read is bounded (:mod:`._limits`): the declared size is checked before pixels are
+Every read is bounded (:mod:`.limits`): the declared size is checked before pixels are
 decoded, and compressed TIFFs go through PIL, whose decoders stop at the declared size
 (tifffile's pure-Python fallbacks inflate a whole strip first, however large).
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._limits import LimitError, check_array, iter_frames, open_image, tiff_layout
+from .limits import LimitError, check_array, iter_frames, open_image, tiff_layout
 from .reading import existing_file
 from .registry import GetterError, register
 
@@ -132,7 +132,7 @@ def _is_tiff(p: Path) -> bool:
 
 
 def load_image(p: Path, label: str) -> LoadedImage:
-    """Read ``p`` within the limits of :mod:`._limits`; any parser failure or limit becomes
+    """Read ``p`` within the limits of :mod:`.limits`; any parser failure or limit becomes
     a GetterError mentioning ``label``."""
     try:
         compressed = _is_tiff(p) and tiff_layout(p, label).compressed

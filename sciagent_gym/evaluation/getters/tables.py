@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from ._limits import MAX_TEXT_BYTES, check_table
+from .limits import MAX_TEXT_BYTES, check_table
 from .reading import decode_text, looks_binary, read_bytes
 from .registry import GetterError, register
 
@@ -75,7 +75,7 @@ def _delimiter(first_line: str, path: str) -> str:
 
 def read_table(state: FinalState, path: str) -> Table:
     """Parse ``path``; ragged rows, binary data, empty files and tables beyond the limits of
-    :func:`._limits.check_table` are GetterErrors."""
+    :func:`.limits.check_table` are GetterErrors."""
     data = read_bytes(state, path, MAX_TEXT_BYTES)
     if not data.strip():
         raise GetterError(f"{path}: empty file")

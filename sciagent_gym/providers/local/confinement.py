@@ -24,6 +24,7 @@ import platform
 import resource
 import signal
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -179,26 +180,28 @@ def bwrap_identity_args(identity: Identity) -> list[str]:
 #: What of the host's /etc programs need: dynamic linking, fonts, alternatives (every Java
 #: and many tools are reached through /etc/alternatives), locale and time, MIME, toolkit and
 #: program configuration. Not shown: shadow, sudoers, ssh, ssl keys, cron, machine-id, ...
+#: A program's own configuration folder comes from its tool's manifest (``etc``).
 ETC_ALLOW = (
     "alternatives", "fonts", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
     "timezone", "locale.alias", "locale.conf", "default/locale", "nsswitch.conf", "host.conf",
     "mime.types", "magic", "magic.mime", "xdg", "X11", "gtk-2.0", "gtk-3.0", "pango",
     "java-17-openjdk", "java-11-openjdk", "python3", "python3.11", "matplotlibrc",
-    "ImageMagick-6", "gdal", "qgis", "pymol", "R", "sensors3.conf", "drirc", "vulkan",
+    "ImageMagick-6", "sensors3.conf", "drirc", "vulkan",
     "glvnd", "OpenCL", "openal", "pulse", "alsa", "asound.conf", "gnutls", "ssl/openssl.cnf",
     "profile", "bash.bashrc", "inputrc", "environment", "shells", "debian_version",
     "os-release", "lsb-release", "terminfo", "libpaper.d", "papersize", "ucf.conf", "tcl",
-    "tk", "saods9", "praat", "emacs", "vim", "mailcap", "gai.conf", "protocols", "services",
+    "tk", "emacs", "vim", "mailcap", "gai.conf", "protocols", "services",
     "rpc", "ethertypes", "libreoffice", "dconf", "gconf", "ca-certificates.conf",
     "hosts", "hostname", "xml", "sgml", "menu-methods", "ghostscript",
 )
 
 
-def etc_binds() -> list[str]:
+def etc_binds(extra: Sequence[str] = ()) -> list[str]:
     """``--ro-bind`` options for the allowed parts of /etc that exist here (symlinks such as
-    /etc/localtime are recreated as symlinks)."""
+    /etc/localtime are recreated as symlinks): the shared :data:`ETC_ALLOW` and ``extra``,
+    the program's own entries (its manifest's ``etc``, checked at discovery)."""
     args: list[str] = []
-    for name in ETC_ALLOW:
+    for name in dict.fromkeys((*ETC_ALLOW, *extra)):
         path = Path("/etc") / name
         if path.is_symlink():
             args += ["--symlink", os.readlink(path), str(path)]

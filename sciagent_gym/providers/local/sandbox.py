@@ -226,6 +226,7 @@ class Sandbox:
         #: Host directories the sandbox sees read-only at the same path (a tool installed
         #: outside /usr, e.g. QuPath under ~/.local/share); set before ``start``.
         self.extra_ro_binds: list[str] = []
+        self.extra_etc: tuple[str, ...] = ()  # the program's own /etc entries (its manifest)
         #: Whether the zone sees the env's X display (the agent zone: where the task allows).
         self.show_display = True
         #: The running zone's cgroup v2 (whole-zone memory, process and CPU limits), or None
@@ -310,7 +311,7 @@ class Sandbox:
         limits = conf.PROGRAM_LIMITS if self.zone == PROGRAM else conf.AGENT_LIMITS
         argv = ["bwrap", *conf.bwrap_identity_args(ident), "--unshare-all",
                 "--die-with-parent", "--new-session", "--clearenv",
-                *system_binds(), *conf.etc_binds(), *py_binds,
+                *system_binds(), *conf.etc_binds(self.extra_etc), *py_binds,
                 "--ro-bind", str(self.root / "passwd"), "/etc/passwd",
                 "--ro-bind", str(self.root / "group"), "/etc/group",
                 "--proc", "/proc", *conf.dev_args(limits),

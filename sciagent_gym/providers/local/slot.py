@@ -127,7 +127,7 @@ class LocalSlot(Provider):
     # -- episode lifecycle -----------------------------------------------------------------
     def reset(self, tool: ToolAdapter, task: Task) -> Task:
         t0 = time.monotonic()
-        self._tool_settle = tool.info.extra.get("settle") or {}
+        self._tool_settle = dict(tool.info.settle)
         self.start_crashes = []
         for attempt in range(START_ATTEMPTS):
             t1, t2, t3 = self._start(tool, task)
@@ -165,11 +165,13 @@ class LocalSlot(Provider):
         self._stage(task)
         t2 = time.monotonic()
         sbx.extra_ro_binds = tool.sandbox_ro_binds()
+        sbx.extra_etc = tool.info.etc
         sbx.start()
         self.launch_id = secrets.token_hex(8)
         self._app_zone = self._zone_of(tool)
         if self._app_zone is self._agent:
             self._agent.extra_ro_binds = tool.sandbox_ro_binds()
+            self._agent.extra_etc = tool.info.etc
             self._agent.start()
         self._app_zone.spawn(APP, tool.launch_argv(self, task), env=tool.launch_env(self),
                              log=f"{self._app_zone.tmp}/app.log")

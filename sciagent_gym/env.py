@@ -24,13 +24,13 @@ from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from PIL import Image
 
-from sciagent_gym.actions import computer_api
 from sciagent_gym.actions import types as A
 from sciagent_gym.actions.human import action_to_dict
 from sciagent_gym.actions.parse import parse_action
 from sciagent_gym.actions.space import make_action_space
 from sciagent_gym.actions.text_space import UnicodeText
 from sciagent_gym.benchmarks import load_all as load_benchmarks
+from sciagent_gym.controller import computer_api
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.evaluation import (
     EvaluationResult,
@@ -41,7 +41,14 @@ from sciagent_gym.evaluation import (
 from sciagent_gym.evaluation.cost import is_cheap
 from sciagent_gym.evaluation.rewards import EpisodeEnd, episode_reports, get_reward
 from sciagent_gym.processes import close_at_exit, owned_tempdir
-from sciagent_gym.providers.base import Provider
+from sciagent_gym.providers.factory import (
+    CONFIGS,
+    ProviderConfig,
+    ProviderContext,
+    make_provider,
+    provider_class,
+    provider_config,
+)
 from sciagent_gym.safe_fs import freeze_copy
 from sciagent_gym.screen_space import ScreenBox
 from sciagent_gym.tasks.queries import query_index
@@ -50,29 +57,29 @@ from sciagent_gym.tasks.task import HELDOUT_SPLIT, SPLITS, Task, episode_split, 
 from sciagent_gym.timings import Timings
 from sciagent_gym.tools import load_adapter, load_tool_specs
 
-PROVIDERS = ("local", "qemu", "remote", "fake")
+PROVIDERS = tuple(CONFIGS)  # "local", "qemu", "remote", "fake"
 MAX_INSTRUCTION = 4096
 MAX_TERMINAL = 16384
 MAX_WAIT = 10.0
 
 
-def provider_class(name: str) -> type[Provider]:
-    """The provider class behind ``provider=name`` (imported on demand)."""
+def _named_config(name: str, *, isolation: str, pool_size: int, pool_workers: int,
+                  url: str | None, token: str | None, reset_hook: Any,
+                  options: dict[str, Any]) -> ProviderConfig:
+    """The configuration ``provider=name`` and the env's provider arguments describe. The
+    default ``pool_size=1`` means none where the provider keeps no spares; more is refused
+    there rather than ignored."""
+    if name not in CONFIGS:
+        raise ValueError(f"unknown provider {name!r} (available: {', '.join(PROVIDERS)})")
+    if name == "local":
+        return provider_config(name, isolation=isolation, pool_size=pool_size,
+                               pool_workers=pool_workers, **options)
+    if pool_size > 1:
+        raise ValueError(f"pool_size={pool_size}: the {name} provider keeps no spare "
+                         "sandboxes (use 0 or 1, which mean none there)")
     if name == "remote":
-        from sciagent_gym.providers.remote import RemoteProvider
-
-        return RemoteProvider
-    if name == "qemu":
-        from sciagent_gym.providers.qemu.provider import QemuProvider
-
-        return QemuProvider
-    if name == "fake":
-        from sciagent_gym.providers.fake import FakeProvider
-
-        return FakeProvider
-    from sciagent_gym.providers.local.provider import LocalProvider
-
-    return LocalProvider
+        options = {"url": url or "", "token": token or "", "reset_hook": reset_hook, **options}
+    return provider_config(name, **options)
 
 
 class SciGUIEnv(gym.Env):
@@ -129,7 +136,12 @@ class SciGUIEnv(gym.Env):
             start frame and state dump equal a restart's; state outside them (e.g. a
             preference changed in a dialog) can survive until the next restart. Use it with
             ``pool_size=0``: pooled sandboxes are restarts prepared ahead.
-        provider: ``"local"`` (Xvfb on this machine, the default), ``"qemu"`` (the tool's
+        provider: a provider's name, or its typed configuration
+            (:mod:`sciagent_gym.providers.factory`: ``LocalConfig``, ``QemuConfig``,
+            ``RemoteConfig``, ``FakeConfig``), which then carries what the arguments
+            ``isolation``, ``pool_size``, ``pool_workers``, ``url``, ``token``, ``reset_hook``
+            and ``provider_options`` give for a name. The names: ``"local"`` (Xvfb on this
+            machine, the default), ``"qemu"`` (the tool's
             guest image under QEMU, reset by ``loadvm``; build it first with
             ``sciagent-gym image build <tool>``) or ``"remote"`` (a control server someone
             else runs, at ``url`` with ``token``) or ``"fake"`` (no display and no program:
@@ -149,7 +161,8 @@ class SciGUIEnv(gym.Env):
 
     def __init__(self, tool: str, task: str | None = None, render_mode: str | None = None,
                  screen_size: tuple[int, int] = (1280, 800), max_steps: int | None = None,
-                 reward: str = "partial", provider: str = "local", isolation: str = "auto",
+                 reward: str = "partial", provider: str | ProviderConfig = "local",
+                 isolation: str = "auto",
                  settle: SettleConfig | None = None, allow_unsafe_cli: bool = False,
                  split: str | None = None, hints: bool = False, pool_size: int = 1,
                  pool_workers: int = 1,
@@ -168,13 +181,12 @@ class SciGUIEnv(gym.Env):
         if modality is not None and modality not in MODALITIES:
             raise ValueError(f"modality must be None or one of {MODALITIES}, not {modality!r}")
         self._modality_override = modality
-        if provider not in PROVIDERS:
-            raise ValueError(f"unknown provider {provider!r} (available: {', '.join(PROVIDERS)})")
-        if provider == "remote" and not (url and token):
-            raise ValueError("provider='remote' needs url= and token= of a control server")
+        config = provider if isinstance(provider, ProviderConfig) else _named_config(
+            provider, isolation=isolation, pool_size=pool_size, pool_workers=pool_workers,
+            url=url, token=token, reset_hook=reset_hook, options=provider_options or {})
+        provider = config.name
         self.provider_name = provider
-        self._provider_args = {"url": url, "token": token, "reset_hook": reset_hook,
-                               **(provider_options or {})}
+        self.provider_config = config
         self.adapter = load_adapter(tool)
         if provider == "local":  # elsewhere the program lives in the guest, remote or nowhere
             self.adapter.check_installed()
@@ -192,26 +204,18 @@ class SciGUIEnv(gym.Env):
         self.width, self.height = screen_size
         self.reward_mode = reward
         self._max_steps_override = max_steps
-        self._isolation, self._settle = isolation, settle
+        self._settle = settle
         self._allow_unsafe_cli = allow_unsafe_cli
         self.split, self.hints = split, hints
-        if pool_size and not 1 <= pool_workers <= pool_size:
-            raise ValueError(f"pool_workers must be between 1 and pool_size ({pool_size}), "
-                             f"not {pool_workers}")
         if isinstance(soft_reset, bool) or not isinstance(soft_reset, int) or soft_reset < 0:
             raise ValueError(f"soft_reset must be an int >= 0 (resets in a row that keep the "
                              f"program running), not {soft_reset!r}")
         cls = provider_class(provider)
-        if pool_size > 1 and not cls.supports_pool:
-            raise ValueError(f"pool_size={pool_size}: the {provider} provider keeps no spare "
-                             "sandboxes (use 0 or 1, which mean none there)")
         if soft_reset and not cls.supports_soft_reset:
             raise ValueError(f"soft_reset={soft_reset}: the {provider} provider cannot keep "
                              "the program running between episodes (use 0)")
-        # Where the provider keeps no spares, the default 1 means none.
-        self.pool_size = pool_size if cls.supports_pool else 0
+        self.pool_size = config.pool_size
         self._expected: list[tuple[str, int]] = []  # announced by expect()
-        self.pool_workers = pool_workers
         self.soft_reset, self._soft_in_a_row = soft_reset, 0
         # The program's internal state in info["state"] after reset and every step (POMDP
         # studies: what the screenshot does not show). Never in the observation.
@@ -266,32 +270,8 @@ class SciGUIEnv(gym.Env):
 
     def _ensure_provider(self):
         if self.provider is None:
-            args = self._provider_args
-            if self.provider_name == "remote":
-                from sciagent_gym.providers.remote import RemoteProvider
-
-                self.provider = RemoteProvider(args["url"], args["token"], self.width,
-                                               self.height, self._settle, args["reset_hook"])
-            elif self.provider_name == "qemu":
-                from sciagent_gym.providers.qemu.provider import QemuProvider
-
-                extra = {k: v for k, v in args.items()
-                         if k not in ("url", "token", "reset_hook")}
-                self.provider = QemuProvider(self.adapter, self.width, self.height,
-                                             self._settle, **extra)
-            elif self.provider_name == "fake":
-                from sciagent_gym.providers.fake import FakeProvider
-
-                extra = {k: v for k, v in args.items()
-                         if k not in ("url", "token", "reset_hook")}
-                self.provider = FakeProvider(self.width, self.height, **extra)
-            else:
-                from sciagent_gym.providers.local.provider import LocalProvider
-
-                self.provider = LocalProvider(self.width, self.height, self._isolation,
-                                              self._settle, pool_size=self.pool_size,
-                                              pool_workers=self.pool_workers,
-                                              glx=self.adapter.info.glx)
+            self.provider = make_provider(self.provider_config, ProviderContext(
+                self.adapter, self.width, self.height, self._settle))
         return self.provider
 
     # -- Gymnasium API -------------------------------------------------------------------------

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
 from sciagent_gym.envs.ds9 import colormaps
 from sciagent_gym.envs.ds9.data import TanWCS, read_fits
 from sciagent_gym.envs.ds9.regions import PIXEL_SYSTEMS, RegionError, parse_regions
+
 from sciagent_gym.sdk import (
     GetterError,
     check_fits,

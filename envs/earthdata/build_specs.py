@@ -23,6 +23,7 @@ from sciagent_gym.envs.earthdata import (
     specs_stats,
 )
 from sciagent_gym.envs.earthdata.specs_common import OUT
+
 from sciagent_gym.sdk import load_adapter, spec_interface
 
 BUILDERS = [specs_hydro.hydrology_spec, specs_hydro.empty_scope_spec,

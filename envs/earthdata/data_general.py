@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
 from sciagent_gym.envs.earthdata.data_common import DATASET_SEED, nse, scope_ids
 
 N_GROUPS = 40

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
 from sciagent_gym.envs.earthdata.data_common import (
     DATASET_SEED,
     DDF,

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from sciagent_gym.envs.earthdata.data_agro import agriculture_dataset
 from sciagent_gym.envs.earthdata.data_common import HYDRO_TEST, scope_ids
 from sciagent_gym.envs.earthdata.data_hydro import (

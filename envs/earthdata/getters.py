@@ -20,9 +20,9 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+from sciagent_gym.envs.earthdata.data import kge, nse, silhouette
 
 import sciagent_gym.benchmarks.stbench  # noqa: F401  registers stbench_*, which the specs use
-from sciagent_gym.envs.earthdata.data import kge, nse, silhouette
 from sciagent_gym.sdk import GetterError, decode_text, looks_binary, read_bytes, register
 
 if TYPE_CHECKING:

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from sciagent_gym.envs.jmol import strained as _strained
 from sciagent_gym.envs.jmol.strained import (  # re-exported: the tasks' geometry
     coordination,
@@ -34,6 +33,7 @@ from sciagent_gym.envs.jmol.strained import (  # re-exported: the tasks' geometr
     pair_distances,
     seeded,
 )
+
 from sciagent_gym.sdk import crystals
 
 

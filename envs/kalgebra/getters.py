@@ -21,8 +21,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
 from sciagent_gym.envs.kalgebra.data import evaluate
+
 from sciagent_gym.sdk import GetterError, decode_text, read_bytes, register
 
 if TYPE_CHECKING:

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from sciagent_gym.envs.materials import db
 from sciagent_gym.envs.materials.adapter import DB_RELPATH
 from sciagent_gym.envs.materials.variant import NoFit, Variant, build

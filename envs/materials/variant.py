@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from sciagent_gym.envs.materials import db
 
 #: The fewest entries of a variant: ids ``sag-1`` ... ``sag-MIN_ENTRIES`` always exist.

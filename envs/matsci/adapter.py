@@ -38,6 +38,7 @@ from sciagent_gym.envs.fityk.adapter import Adapter as FitykAdapter
 from sciagent_gym.envs.jmol import adapter as jmol
 from sciagent_gym.envs.materials import adapter as materials
 from sciagent_gym.envs.veusz.adapter import Adapter as VeuszAdapter
+
 from sciagent_gym.sdk import (
     ChannelHost,
     ConsoleLanguage,

@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from sciagent_gym.envs.fityk.data import CU_KA, bragg_d
 from sciagent_gym.envs.jmol.data import pair_distances
 from sciagent_gym.envs.materials import data as mdata
 from sciagent_gym.envs.materials import db
 from sciagent_gym.envs.materials.variant import Variant
+
 from sciagent_gym.sdk import crystals
 
 #: Structure types whose stored cell is the cubic conventional cell.

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from sciagent_gym.envs.pymol.variants import Perturbation, perturbed_pdb, write_variant
 
 DATA = Path("/usr/share/pymol/data")

@@ -10,6 +10,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.envs.pymol.session import MAX_SESSION_BYTES, SESSION_LOADER
+
 from sciagent_gym.sdk import (
     MAX_TEXT_BYTES,
     GetterError,
@@ -152,6 +153,7 @@ def pymol_figure(state: FinalState, path: str, reference_path: str,
     from pathlib import Path
 
     from sciagent_gym.envs.pymol.figures import compare
+
     from sciagent_gym.sdk import load_image
 
     img = load_image(existing_file(state, path), path)

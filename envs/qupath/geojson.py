@@ -23,6 +23,7 @@ import math
 from typing import Any
 
 from sciagent_gym.envs.qupath.number_text import parse_number
+
 from sciagent_gym.sdk import GetterError, check_json, decode_text, looks_binary
 
 _LEGACY_TYPES = {"PathAnnotationObject": "annotation", "PathDetectionObject": "detection",

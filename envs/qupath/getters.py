@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.envs.qupath.geojson import parse_geojson
 from sciagent_gym.envs.qupath.tables import find_column, parse_measurement_table
+
 from sciagent_gym.sdk import (
     MAX_JSON_BYTES,
     MAX_TEXT_BYTES,

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from sciagent_gym.envs.qupath.number_text import parse_number
+
 from sciagent_gym.sdk import GetterError, check_lines, check_table, decode_text, looks_binary
 
 

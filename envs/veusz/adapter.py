@@ -159,6 +159,7 @@ class Adapter(ToolAdapter):
         live Veusz only writes its document out as commands (inside/serialize.py), which the
         sandboxed reader of saved documents loads in Veusz's safe mode."""
         from sciagent_gym.envs.veusz.getters import load_document
+
         from sciagent_gym.sdk import GetterError
 
         out = self._request(provider, SERIALIZE_CODE, timeout=30.0)

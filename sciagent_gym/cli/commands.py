@@ -100,14 +100,9 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from sciagent_gym.benchmarks import load_all
+    from sciagent_gym.run_records import load_results
     from sciagent_gym.runs import reports
-    from sciagent_gym.runs.reports import (
-        episode_metrics,
-        format_table,
-        load_results,
-        plot,
-        write_csv,
-    )
+    from sciagent_gym.runs.reports import episode_metrics, format_table, plot, write_csv
 
     runs = {d: load_results(d) for d in args.run_dir}
     results = [r for rows in runs.values() for r in rows]

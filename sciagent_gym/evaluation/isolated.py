@@ -23,8 +23,8 @@ from typing import NamedTuple
 
 from sciagent_gym import processes
 from sciagent_gym.errors import SandboxError
-from sciagent_gym.providers.local import confinement as conf
-from sciagent_gym.providers.local.sandbox import bwrap_problem, system_binds
+from sciagent_gym.isolation import confinement as conf
+from sciagent_gym.isolation.bwrap import bwrap_problem, system_binds
 
 INSIDE_HOME = "/home/user"
 #: Largest host file shown inside (bubblewrap copies it into the sandbox's memory).

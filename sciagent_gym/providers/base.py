@@ -11,8 +11,8 @@ import numpy as np
 
 from sciagent_gym.actions import types as A
 from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.providers.command import CommandResult
 from sciagent_gym.safe_fs import FreezeReport, freeze_copy
+from sciagent_gym.transfer.command import CommandResult
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task

@@ -41,8 +41,8 @@ from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import FakeProviderError
 from sciagent_gym.processes import close_at_exit, owned_tempdir
 from sciagent_gym.providers.base import Provider
-from sciagent_gym.providers.command import CommandResult
 from sciagent_gym.safe_fs import copy_into, empty_dir
+from sciagent_gym.transfer.command import CommandResult
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task

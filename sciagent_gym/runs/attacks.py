@@ -619,7 +619,7 @@ def _fork_bomb(ctx: Context) -> tuple[bool, str]:
 
 
 def _dev_fill(ctx: Context) -> tuple[bool, str]:
-    from sciagent_gym.providers.local.confinement import AGENT_LIMITS
+    from sciagent_gym.isolation.confinement import AGENT_LIMITS
 
     out = ctx.run("for f in /dev/shm/fill /dev/fill; do head -c 1000M /dev/zero > $f "
                   "2>/dev/null; echo \"took $f $(stat -c %s $f 2>/dev/null || echo -1)\"; "

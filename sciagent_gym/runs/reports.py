@@ -35,17 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from sciagent_gym.evaluation import FinalState, evaluate
+from sciagent_gym.run_records import find_episodes
 from sciagent_gym.tasks.task import Task
 from sciagent_gym.tools import discover, load_adapter, load_tool_specs
-
-
-def find_episodes(run_dir: str | Path) -> list[Path]:
-    """Episode directories (those holding a result.json) under ``run_dir``, sorted."""
-    return sorted(p.parent for p in Path(run_dir).rglob("result.json"))
-
-
-def load_results(run_dir: str | Path) -> list[dict[str, Any]]:
-    return [json.loads((ep / "result.json").read_text()) for ep in find_episodes(run_dir)]
 
 
 @dataclass

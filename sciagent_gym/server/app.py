@@ -12,7 +12,7 @@ at once (a connection beyond that gets 503 and is closed), every connection time
 ``idle_timeout`` seconds without progress, bodies have a declared length within a limit (413
 otherwise, before reading), uploads stream to disk, and every file route is confined to the
 machine's home, work and tmp directories, opened without following links, regular files only
-(:mod:`sciagent_gym.server.files`).
+(:mod:`sciagent_gym.transfer.files`).
 
 Routes::
 
@@ -55,8 +55,8 @@ from sciagent_gym.actions.human import parse_action_dict
 from sciagent_gym.actions.types import ActionError
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.errors import HTTPError
-from sciagent_gym.server.files import PathRefused, TreeLimits, TreeTooLarge
 from sciagent_gym.server.machine import Machine
+from sciagent_gym.transfer.files import PathRefused, TreeLimits, TreeTooLarge
 
 MAX_JSON_BYTES = 4 << 20
 MAX_UPLOAD_BYTES = 256 << 20

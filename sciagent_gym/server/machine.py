@@ -22,10 +22,10 @@ from sciagent_gym.controller.damage import XDamageSource
 from sciagent_gym.controller.settle import SettleConfig, settle_canonical, wait_settled
 from sciagent_gym.controller.windows import WindowInfo, WindowLister
 from sciagent_gym.controller.x11 import X11Controller
-from sciagent_gym.providers.command import CommandResult
-from sciagent_gym.providers.local import sandbox_agent as procs
-from sciagent_gym.server.files import Confined, TreeLimits
+from sciagent_gym.isolation import sandbox_agent as procs
 from sciagent_gym.server.zones import UserZones
+from sciagent_gym.transfer.command import CommandResult
+from sciagent_gym.transfer.files import Confined, TreeLimits
 
 
 def _screen_size(display_name: str) -> tuple[int, int]:

@@ -2,7 +2,7 @@
 one unprivileged user, the agent's CLI commands as another, in fresh network, PID, IPC and
 UTS namespaces, with no capabilities, ``no_new_privs`` and resource limits.
 
-The commands still start through :mod:`sciagent_gym.providers.local.sandbox_agent` (``op_exec`` /
+The commands still start through :mod:`sciagent_gym.isolation.sandbox_agent` (``op_exec`` /
 ``op_spawn``); this module only builds the argv prefix that drops to the zone's user, using
 util-linux's ``unshare``, ``prlimit`` and ``setpriv`` (essential in Debian, so in every guest).
 The agent's uid differs from the server's (root, which reads the token) and from the

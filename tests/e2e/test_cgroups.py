@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from sciagent_gym.isolation import confinement as conf
 from sciagent_gym.providers.local import cgroups
-from sciagent_gym.providers.local import confinement as conf
 from sciagent_gym.providers.local import sandbox as sb
 
 

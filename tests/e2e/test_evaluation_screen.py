@@ -41,7 +41,7 @@ from sciagent_gym.evaluation.getters.windows import (
     window_exists,
     window_titles,
 )
-from sciagent_gym.providers.command import CommandResult
+from sciagent_gym.transfer.command import CommandResult
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 LIGHT = ((0, 0, 0), (214, 214, 214))  # black on ImageJ/Swing light grey

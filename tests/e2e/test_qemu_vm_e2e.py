@@ -59,7 +59,7 @@ def _health(vm: QemuVM, token: str | None) -> tuple[int, dict | None]:
 def _run(vm: QemuVM, command: str) -> str:
     """A shell command in the guest through the control server (a fresh connection each time:
     kept-alive connections do not survive a loadvm)."""
-    from sciagent_gym.server.client import ControlClient
+    from sciagent_gym.providers.remote.client import ControlClient
 
     return ControlClient(vm.url, vm.token).run(command, timeout=30).output
 
@@ -69,7 +69,7 @@ def _check_isolation(vm: QemuVM, health: dict) -> None:
     guest's network reaches nothing on the host (restrict=on)."""
     import socket
 
-    from sciagent_gym.server.client import ControlClient
+    from sciagent_gym.providers.remote.client import ControlClient
 
     assert health["cli_isolated"] is True
     out = _run(vm, "id -un; cat /proc/cmdline; tail -n +3 /proc/net/dev | cut -d: -f1; "

@@ -18,7 +18,7 @@ import requests
 
 import sciagent_gym  # noqa: F401
 from sciagent_gym.providers.local.display import VirtualDisplay
-from sciagent_gym.server.client import ControlClient, ControlError
+from sciagent_gym.providers.remote.client import ControlClient, ControlError
 from sciagent_gym.tasks.steps import run_steps
 
 pytestmark = pytest.mark.e2e

@@ -15,9 +15,9 @@ import pytest
 
 from sciagent_gym.errors import SandboxError
 from sciagent_gym.evaluation.isolated import run_sandboxed
+from sciagent_gym.isolation import confinement as conf
 from sciagent_gym.processes import wait_for
 from sciagent_gym.providers.local import cgroups
-from sciagent_gym.providers.local import confinement as conf
 from sciagent_gym.providers.local import sandbox as sb
 from sciagent_gym.safe_fs import FreezeLimits, copy_into, empty_dir, freeze_copy
 

@@ -23,9 +23,9 @@ ONE_CONCEPT = {
     "sciagent_gym/providers/qemu/vm.py": "QemuVM: boot, snapshots and saved states of one VM",
     "sciagent_gym/evaluation/checks.py": "the registry of comparison checks, one function each",
     "sciagent_gym/runs/attacks.py": "the hostile-agent catalogue, one function per attack",
-    "sciagent_gym/server/files.py": "bounded, symlink-safe file and tree transfer",
+    "sciagent_gym/transfer/files.py": "bounded, symlink-safe file and tree transfer",
     "sciagent_gym/providers/local/sandbox.py": "the bubblewrap sandbox of one zone",
-    "sciagent_gym/providers/local/sandbox_agent.py": "the helper inside a zone: one file by "
+    "sciagent_gym/isolation/sandbox_agent.py": "the helper inside a zone: one file by "
     "necessity, bound alone into the sandbox and run with the standard library only",
     "sciagent_gym/actions/validate.py": "the caps and value checkers every action form shares",
 }
@@ -140,6 +140,72 @@ def test_the_core_names_no_ported_benchmark():
     without_docs = ast.unparse(tree)
     for bench in ("stbench", "csmbench"):
         assert bench not in without_docs.lower(), f"env.py has a {bench} branch"
+
+
+#: The core's packages (and top-level modules), lowest first: a package imports only from
+#: layers below its own (lazy and TYPE_CHECKING imports included). Isolation primitives sit
+#: below both the providers and the evaluation; the host/guest transfer format below both the
+#: providers and the control server, which import neither each other.
+LAYERS = (
+    ("errors",),
+    ("blas", "deps", "processes", "run_records", "safe_fs", "screen_space", "timings"),
+    ("actions", "agents", "datagen", "isolation", "transfer"),
+    ("controller",),
+    ("evaluation",),
+    ("tasks",),
+    ("tools",),
+    ("benchmarks", "providers", "sdk", "server"),
+    ("env",),
+    ("runs", "wrappers"),
+    ("cli",),
+    ("__init__",),
+)
+
+
+def _package(module: str) -> str | None:
+    """The core package (or top-level module) a dotted module belongs to; None for tools."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "__init__"
+    return None if parts[1] in ("envs", "task_specs", "vm_images") else parts[1]
+
+
+def _upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    layer = {name: i for i, names in enumerate(LAYERS) for name in names}
+    bad = []
+    for module, targets in sorted(graph.items()):
+        src = _package(module)
+        if src is None:
+            continue
+        for target in sorted(targets):
+            dst = _package(target)
+            # the package root runs before any of its modules: importing it adds no edge
+            if dst is None or dst == src or dst == "__init__":
+                continue
+            if src not in layer or dst not in layer:
+                bad.append(f"{module} -> {target}: {src if src not in layer else dst} is in "
+                           "no layer (add it to LAYERS)")
+            elif layer[dst] >= layer[src]:
+                bad.append(f"{module} -> {target}: {src} may not import {dst}")
+    return bad
+
+
+def test_the_core_is_layered():
+    """No package imports one in its own layer or above (the package graph has no cycle and
+    keeps one order), counting imports inside functions and TYPE_CHECKING blocks."""
+    modules = _modules()
+    graph = {name: _imports(path, name, modules) for name, path in modules.items()}
+    assert _upward_imports(graph) == []
+
+
+def test_the_layer_check_sees_an_upward_import():
+    graph = {"sciagent_gym.evaluation.isolated": {"sciagent_gym.providers.local.sandbox"},
+             "sciagent_gym.providers.local.slot": {"sciagent_gym.evaluation.state"},
+             "sciagent_gym.newpkg.x": {"sciagent_gym.errors"}}
+    assert _upward_imports(graph) == [
+        "sciagent_gym.evaluation.isolated -> sciagent_gym.providers.local.sandbox: "
+        "evaluation may not import providers",
+        "sciagent_gym.newpkg.x -> sciagent_gym.errors: newpkg is in no layer (add it to LAYERS)"]
 
 
 def test_the_cycle_finder_finds_cycles():

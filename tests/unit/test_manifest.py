@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sciagent_gym.errors import ManifestError
-from sciagent_gym.providers.local.confinement import etc_binds
+from sciagent_gym.isolation.confinement import etc_binds
 from sciagent_gym.tools import discover
 from sciagent_gym.tools.manifest import parse_manifest, read_manifest
 
@@ -86,7 +86,7 @@ def test_every_shipped_manifest_parses():
 
 
 def test_a_programs_own_etc_entries_are_bound_beside_the_shared_ones(monkeypatch):
-    from sciagent_gym.providers.local import confinement
+    from sciagent_gym.isolation import confinement
 
     monkeypatch.setattr(confinement, "ETC_ALLOW", ("os-release",))
     shared = etc_binds()

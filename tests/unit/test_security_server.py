@@ -27,8 +27,8 @@ import numpy as np
 import pytest
 import requests
 
+from sciagent_gym.providers.remote.client import ControlClient, ControlError
 from sciagent_gym.server.app import ControlServer
-from sciagent_gym.server.client import ControlClient, ControlError
 from sciagent_gym.server.machine import Machine
 
 TOKEN = secrets.token_urlsafe(24)

@@ -27,7 +27,6 @@ from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.controller.windows import WindowLister
 from sciagent_gym.controller.x11 import X11Controller
 from sciagent_gym.server import backend
-from sciagent_gym.server.files import PathRefused, TreeLimits, windows_unsafe
 from sciagent_gym.server.machine import Machine
 from sciagent_gym.server.win32 import machine as win32_machine
 from sciagent_gym.server.win32 import winapi
@@ -81,6 +80,7 @@ from sciagent_gym.server.win32.windows import (
     Win32Windows,
     window_type,
 )
+from sciagent_gym.transfer.files import PathRefused, TreeLimits, windows_unsafe
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="checks the non-Windows side")
 
@@ -670,8 +670,8 @@ def test_control_server_serves_a_win32_machine(fake, tmp_path, monkeypatch):
     import threading
 
     from sciagent_gym.actions import types as A
+    from sciagent_gym.providers.remote.client import ControlClient
     from sciagent_gym.server.app import ControlServer
-    from sciagent_gym.server.client import ControlClient
 
     machine = Win32Machine("win32", str(tmp_path / "home"))
     machine._table = Win32ProcessTable(creationflags=0, kill_tree=_posix_kill)

@@ -228,7 +228,7 @@ def report_run(run_dir: str | Path, judge_url: str | None = None, judge_model: s
                ) -> dict[str, Any] | None:
     """CSMBench's summary of a run directory's csmbench-tagged episodes (None when it has
     none), with the LLM judge when ``judge_url`` is given."""
-    from sciagent_gym.runs.reports import find_episodes
+    from sciagent_gym.run_records import find_episodes
 
     results = [{**json.loads((ep / "result.json").read_text()), "directory": str(ep)}
                for ep in find_episodes(run_dir)]

@@ -123,7 +123,7 @@ def _num(x: float | None) -> str:
 def report_section(results: list[dict[str, Any]], args: Any) -> tuple[Any, str]:
     """``report``'s hook: ST-Bench's evaluation of the episodes that scored its metrics
     ((None, "") when none did), against ``--baseline``'s episodes when given."""
-    from sciagent_gym.runs.reports import load_results
+    from sciagent_gym.run_records import load_results
 
     baseline = getattr(args, "baseline", None)
     records = query_records(results)

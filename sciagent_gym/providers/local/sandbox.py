@@ -28,7 +28,6 @@ refuses CLI actions unless explicitly allowed).
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -46,11 +45,13 @@ from pathlib import Path
 
 from sciagent_gym import processes
 from sciagent_gym.errors import MissingProgramError, SandboxError
-from sciagent_gym.providers.command import CommandResult
+from sciagent_gym.isolation import confinement as conf
+from sciagent_gym.isolation import sandbox_agent
+from sciagent_gym.isolation.bwrap import bwrap_problem, system_binds
 from sciagent_gym.providers.local import cgroups, memwatch
-from sciagent_gym.providers.local import confinement as conf
+from sciagent_gym.transfer.command import CommandResult
 
-AGENT_SOURCE = Path(__file__).with_name("sandbox_agent.py")
+AGENT_SOURCE = Path(sandbox_agent.__file__)
 INSIDE_HOME = "/home/user"
 PROGRAM, AGENT = "program", "agent"
 #: Longest reply line the host reads from a helper (an exec's output is capped far below it).
@@ -59,29 +60,6 @@ MAX_REPLY = 4 << 20
 ROOT_PREFIX = "sciagent-sbx-"
 #: The agent zone's own home (a tmpfs; its work directory is the program zone's, bound in).
 AGENT_HOME_BYTES = 64 << 20
-
-
-@functools.lru_cache(maxsize=1)
-def bwrap_problem() -> str | None:
-    """Why bubblewrap cannot isolate here, or None if it works (checked once per process):
-    it must build an unprivileged user namespace as the uid a sandbox would run as."""
-    if shutil.which("bwrap") is None:
-        return "bwrap is not installed (apt-get install bubblewrap)"
-    lease = conf.UidLease()
-    try:
-        argv = ["bwrap", *conf.bwrap_identity_args(lease.agent), "--unshare-all",
-                "--die-with-parent", *system_binds(), "--", "/bin/true"]
-        res = subprocess.run(argv, capture_output=True, timeout=10,
-                             preexec_fn=conf.preexec(lease.agent, conf.AGENT_LIMITS))
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bwrap failed to start: {exc}"
-    finally:
-        lease.release()
-    if res.returncode != 0:
-        return ("bwrap cannot create an unprivileged sandbox (are user namespaces enabled? "
-                "sysctl user.max_user_namespaces): "
-                f"{res.stderr.decode(errors='replace').strip()}")
-    return None
 
 
 def resolve_isolation(isolation: str) -> str:
@@ -102,17 +80,6 @@ def resolve_isolation(isolation: str) -> str:
         raise SandboxError(f"{problem}; pass isolation='none' to run unsandboxed "
                            "(development only)")
     return "bwrap"
-
-
-def system_binds() -> list[str]:
-    args = ["--ro-bind", "/usr", "/usr"]
-    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-        path = Path("/") / name
-        if path.is_symlink():
-            args += ["--symlink", os.readlink(path), f"/{name}"]
-        elif path.is_dir():
-            args += ["--ro-bind", str(path), f"/{name}"]
-    return args
 
 
 def _python_for_sandbox() -> tuple[str, list[str]]:

@@ -22,10 +22,10 @@ from sciagent_gym.controller.windows import WindowInfo, WindowLister
 from sciagent_gym.controller.x11 import X11Controller
 from sciagent_gym.errors import AppCrashedError, SciAgentError
 from sciagent_gym.providers.base import Provider
-from sciagent_gym.providers.command import CommandResult
 from sciagent_gym.providers.local.display import VirtualDisplay
 from sciagent_gym.providers.local.sandbox import Sandbox
 from sciagent_gym.safe_fs import FreezeReport, copy_into, empty_dir, freeze_copy
+from sciagent_gym.transfer.command import CommandResult
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task

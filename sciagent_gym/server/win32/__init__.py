@@ -12,7 +12,8 @@ swapped: input through ``SendInput``, windows through ``EnumWindows``, the clipb
 ``OpenClipboard``, programs through a process table that kills trees with ``taskkill /T``
 (``sandbox_agent`` relies on POSIX sessions). Settling, text files, tar trees and the provider
 method names are inherited unchanged; file paths are confined as on Linux, also against names
-only Windows reads as escapes (``C:x``, ``\\x``; :func:`sciagent_gym.server.files.windows_unsafe`).
+only Windows reads as escapes (``C:x``, ``\\x``;
+:func:`sciagent_gym.transfer.files.windows_unsafe`).
 Every module imports anywhere; the Windows calls are bound on first use, and constructing
 :class:`~sciagent_gym.server.win32.machine.Win32Machine` elsewhere raises RuntimeError.
 

@@ -13,14 +13,14 @@ from pathlib import Path, PureWindowsPath
 from types import SimpleNamespace
 from typing import Any
 
-from sciagent_gym.providers.command import CommandResult
-from sciagent_gym.server.files import Confined
 from sciagent_gym.server.machine import Machine
 from sciagent_gym.server.win32 import winapi
 from sciagent_gym.server.win32.clipboard import Win32Clipboard
 from sciagent_gym.server.win32.controller import SendInputController
 from sciagent_gym.server.win32.processes import Win32ProcessTable, shell_command_line
 from sciagent_gym.server.win32.windows import Win32Windows
+from sciagent_gym.transfer.command import CommandResult
+from sciagent_gym.transfer.files import Confined
 
 SM_CXSCREEN, SM_CYSCREEN = 0, 1
 DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2 = -4

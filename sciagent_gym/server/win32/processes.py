@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import PureWindowsPath
 from typing import Any
 
-from sciagent_gym.providers.command import CommandResult
+from sciagent_gym.transfer.command import CommandResult
 
 CREATE_NEW_PROCESS_GROUP = 0x00000200
 CREATE_NO_WINDOW = 0x08000000

@@ -4,7 +4,7 @@ The server may be someone else's machine (the remote provider) or a guest the ag
 running commands in, so no reply is trusted: every reply is read with a size cap (no content
 encodings, so no decompression bombs), JSON replies are checked for the shape and types each
 route promises, frames for their size, and a downloaded tree is unpacked with the checks of
-:func:`sciagent_gym.server.files.unpack_into` (files and directories only, inside the target,
+:func:`sciagent_gym.transfer.files.unpack_into` (files and directories only, inside the target,
 bounded in size and count).
 """
 
@@ -25,8 +25,8 @@ from sciagent_gym.actions import types as A
 from sciagent_gym.controller.settle import SettleConfig
 from sciagent_gym.controller.windows import WindowInfo
 from sciagent_gym.errors import ControlError
-from sciagent_gym.providers.command import CommandResult
-from sciagent_gym.server.files import PathRefused, TreeLimits, TreeTooLarge, unpack_into
+from sciagent_gym.transfer.command import CommandResult
+from sciagent_gym.transfer.files import PathRefused, TreeLimits, TreeTooLarge, unpack_into
 
 MAX_JSON_REPLY = 16 << 20
 MAX_ERROR_REPLY = 4096

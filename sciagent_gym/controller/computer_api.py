@@ -1,16 +1,32 @@
 """The computer API beyond pyautogui (clipboard, program control, window management), performed
-through whichever provider the env has, so it works the same locally, in a VM and remotely."""
+through whichever provider the env has, so it works the same locally, in a VM and remotely.
+
+The provider is seen through :class:`ComputerHost`, the part of it these actions need (every
+provider has it), so the controller stays below the providers."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sciagent_gym.actions import types as A
 from sciagent_gym.actions.types import ActionError
 from sciagent_gym.controller.windows import WindowInfo
 
-if TYPE_CHECKING:
-    from sciagent_gym.providers.base import Provider
+
+class ComputerHost(Protocol):
+    """What a computer-API action asks of the machine (a provider)."""
+
+    def set_clipboard(self, text: str) -> None: ...
+
+    def get_clipboard(self) -> str: ...
+
+    def windows(self) -> list[WindowInfo]: ...
+
+    def activate_window(self, window_id: int) -> None: ...
+
+    def close_window(self, window_id: int) -> None: ...
+
+    def launch_command(self, name: str, argv: list[str]) -> None: ...
 
 
 def find_window(windows: list[WindowInfo], title: str) -> WindowInfo:
@@ -32,7 +48,7 @@ def window_listing(windows: list[WindowInfo]) -> str:
     return "windows (* = focused):\n" + ("\n".join(lines) if lines else "(none)")
 
 
-def perform(provider: Provider, act: A.Action, launch_name: str) -> str | None:
+def perform(provider: ComputerHost, act: A.Action, launch_name: str) -> str | None:
     """Do one computer-API action; returns text for the terminal observation, if any."""
     if isinstance(act, A.SetClipboard):
         provider.set_clipboard(act.text)

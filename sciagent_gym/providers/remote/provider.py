@@ -30,8 +30,8 @@ from sciagent_gym.errors import (
     SciAgentError,
 )
 from sciagent_gym.providers.base import Provider
-from sciagent_gym.providers.command import CommandResult
-from sciagent_gym.server.client import ControlClient, ControlError
+from sciagent_gym.providers.remote.client import ControlClient, ControlError
+from sciagent_gym.transfer.command import CommandResult
 
 if TYPE_CHECKING:
     from sciagent_gym.tasks.task import Task

@@ -18,15 +18,18 @@ File. Importing a NIfTI through (X)MedCon always raises an untitled "AMIDE WARNI
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
-from sciagent_gym.tools.adapter import hold_focus
+from sciagent_gym.sdk import (
+    FilesOnlyAdapter,
+    ProgramHost,
+    ToolScriptError,
+    WindowInfo,
+    hold_focus,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 #: The study window: "Study: <name> (<file>) [*]"; "Study: new " before anything is loaded.
 STUDY_PREFIX = "Study: "
@@ -40,7 +43,9 @@ def study_window(windows: list[WindowInfo]) -> WindowInfo | None:
     return next((w for w in windows if w.title.startswith(STUDY_PREFIX) and w.width > 400), None)
 
 
-class Adapter(ToolAdapter):
+class Adapter(FilesOnlyAdapter):
+    error = AmideError
+    judged_on = "the studies, statistics and images the agent saves and the values it answers"
     ready_timeout = 40.0
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
@@ -65,9 +70,3 @@ class Adapter(ToolAdapter):
         # from the same screen (keys go to it, menus open from it).
         hold_focus(provider, study_window)
 
-    def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
-        raise AmideError("AMIDE has no scripting channel; tasks are solved through its GUI")
-
-    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
-        raise AmideError("AMIDE has no state channel: tasks are judged on the studies, "
-                         "statistics and images the agent saves and the values it answers")

@@ -25,11 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import decode_text, pick_key, read_bytes
+from sciagent_gym.sdk import GetterError, decode_text, pick_key, read_bytes, register
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 MAX_XML = 1024 * 1024
 MAX_FLAT = 64 * 1024 * 1024
@@ -385,7 +384,7 @@ def amide_roi_mean(state: FinalState, path: str, volume: str, name: str,
     out: dict[str, Any] = {"mean": mean, "voxels": total, "answer": None,
                            "rel_error": None}
     if (state.answer or "").strip():
-        from sciagent_gym.evaluation.getters.answer import answer_number
+        from sciagent_gym.sdk import answer_number
 
         try:
             out["answer"] = float(answer_number(state))
@@ -483,7 +482,7 @@ def amide_view_blob(state: FinalState, path: str, key: str | None = None,
     of the width and height), ``width``, ``height``."""
     from scipy import ndimage
 
-    from sciagent_gym.evaluation.getters.images import load_image
+    from sciagent_gym.sdk import load_image
 
     img = load_image(existing_path(state, path), path)
     arr = np.asarray(img.planes[0], dtype=float)  # (H, W, samples)

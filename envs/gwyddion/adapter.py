@@ -17,14 +17,17 @@ runs in the program's sandbox, whose X display only this env's Gwyddion uses.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ProgramHost, ToolAdapter
+from sciagent_gym.sdk import (
+    FilesOnlyAdapter,
+    ProgramHost,
+    ToolScriptError,
+    WindowInfo,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 TOOLBOX_TITLE = "Gwyddion"
 
@@ -39,7 +42,10 @@ def data_window(name: str, windows: list[WindowInfo]) -> WindowInfo | None:
                  and w.title.endswith("(Gwyddion)") and w.width > 1), None)
 
 
-class Adapter(ToolAdapter):
+class Adapter(FilesOnlyAdapter):
+    error = GwyddionError
+    judged_on = "the files the agent saves and the values it answers"
+    solved_by = "through its GUI (Debian builds it without pygwy)"
     ready_timeout = 30.0
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
@@ -98,10 +104,3 @@ class Adapter(ToolAdapter):
                 provider.activate_window(toolbox.id)
             time.sleep(0.05)
 
-    def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
-        raise GwyddionError("Gwyddion has no scripting channel (Debian builds it without "
-                            "pygwy); tasks are solved through its GUI")
-
-    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
-        raise GwyddionError("Gwyddion has no state channel: tasks are judged on the files "
-                            "the agent saves and the values it answers")

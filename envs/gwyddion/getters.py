@@ -21,11 +21,10 @@ from sciagent_gym.envs.gwyddion.gwyfmt import (
     parse_gwy,
 )
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import decode_text, looks_binary, pick_key, read_bytes
+from sciagent_gym.sdk import GetterError, decode_text, looks_binary, pick_key, read_bytes, register
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 MAX_GWY_BYTES = 64 * 1024 * 1024
 NM = 1e-9

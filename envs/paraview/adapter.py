@@ -18,14 +18,18 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sciagent_gym.controller.windows import WindowInfo
-from sciagent_gym.errors import ToolScriptError
-from sciagent_gym.tools import ChannelHost, ConsoleLanguage, ProgramHost, ToolAdapter
+from sciagent_gym.sdk import (
+    ConsoleLanguage,
+    FilesOnlyAdapter,
+    ProgramHost,
+    ToolScriptError,
+    WindowInfo,
+)
 
 if TYPE_CHECKING:
-    from sciagent_gym.tasks.task import Task
+    from sciagent_gym.sdk import Task
 
 MAIN_TITLE = "ParaView 5.11"
 #: The start-up script (in the snapshot home) that opens a task's inputs.
@@ -42,7 +46,10 @@ def main_window(windows: list[WindowInfo]) -> WindowInfo | None:
     return next((w for w in windows if w.title.startswith(MAIN_TITLE) and w.width > 600), None)
 
 
-class Adapter(ToolAdapter):
+class Adapter(FilesOnlyAdapter):
+    error = ParaViewError
+    judged_on = "the files the agent saves, the values it answers and the screen"
+    solved_by = "through its GUI (its Python Shell included)"
     #: Python in ParaView's Python shell
     console_language = ConsoleLanguage(
         code=(r"\b[A-Z]\w+\(|^\s*(import|from|print)\b|=\s*\w+\("),
@@ -104,10 +111,3 @@ class Adapter(ToolAdapter):
                             f"{self.ready_timeout * provider.ready_scale:.0f}s"
                             + (f": {provider.app_log_tail()}" if provider.app_log_tail() else ""))
 
-    def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
-        raise ParaViewError("ParaView has no scripting channel that answers from outside its "
-                            "GUI; tasks are solved through the GUI (its Python Shell included)")
-
-    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
-        raise ParaViewError("ParaView has no state channel: tasks are judged on the files the "
-                            "agent saves, the values it answers and the screen")

@@ -18,12 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sciagent_gym.evaluation import GetterError, register
-from sciagent_gym.evaluation.getters.reading import decode_text, pick_key, read_bytes
-from sciagent_gym.evaluation.getters.tables import read_table
+from sciagent_gym.sdk import GetterError, decode_text, pick_key, read_bytes, read_table, register
 
 if TYPE_CHECKING:
-    from sciagent_gym.evaluation import FinalState
+    from sciagent_gym.sdk import FinalState
 
 MAX_STATE_BYTES = 16 * 1024 * 1024
 MAX_PROXIES = 20000
@@ -169,8 +167,7 @@ def paraview_png(state: FinalState, path: str, stat: str, color: list[int] | Non
                  tolerance: int = 12) -> float:
     """A screenshot ParaView saved (PNG): ``width``, ``height``, or ``fraction`` (of its pixels
     within ``tolerance`` of ``color`` on every channel, e.g. the render view's background)."""
-    from sciagent_gym.evaluation.getters.images import load_image
-    from sciagent_gym.evaluation.getters.reading import existing_file
+    from sciagent_gym.sdk import existing_file, load_image
 
     img = load_image(existing_file(state, path), path)
     planes = img.planes

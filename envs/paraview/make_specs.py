@@ -5,7 +5,7 @@ from shared steps (File > Open, Save Data, the quick-launch sync). Run it after 
 import json
 from pathlib import Path
 
-from sciagent_gym.tools import load_adapter, spec_interface
+from sciagent_gym.sdk import load_adapter, spec_interface
 
 OUT = Path(__file__).resolve().parents[2] / "task_specs" / "paraview"
 MAIN = {"await_window": "^ParaView 5\\.11", "focused": True}

@@ -38,7 +38,7 @@ def test_a_files_only_adapter_refuses_script_and_state_with_the_tools_error():
 def test_the_tools_that_have_no_channel_use_the_files_only_adapter():
     from sciagent_gym.tools import load_adapter
 
-    for name in ("amide", "avogadro", "figureqa", "kalgebra"):
+    for name in ("amide", "avogadro", "figureqa", "gwyddion", "kalgebra", "paraview"):
         adapter = load_adapter(name, getters=False)
         assert isinstance(adapter, sdk.FilesOnlyAdapter), name
         with pytest.raises(sdk.ToolScriptError):

@@ -150,19 +150,30 @@ def render_hdab(h_conc: np.ndarray, dab_conc: np.ndarray, h_vec: Any, dab_vec: A
 
 
 def _place_nuclei(rng: np.random.Generator, size: tuple[int, int], n: int, r_max: float,
-                  avoid: list[tuple[float, float, float, float]], margin: float
+                  avoid: list[tuple[float, float, float, float]], margin: float,
+                  within: tuple[float, float, float, float] | None = None,
+                  taken: list[tuple[float, float]] | None = None, outside: bool = False
                   ) -> list[tuple[float, float]]:
-    """``n`` centres at least 2.6 r_max apart, away from the image edge and from the edges of
-    the rectangles ``avoid`` (x, y, w, h) by ``margin`` (so no nucleus straddles them)."""
+    """``n`` centres at least 2.6 r_max apart (from each other and from ``taken``), away from
+    the image edge and from the edges of the rectangles ``avoid`` (x, y, w, h) by ``margin``
+    (so no nucleus straddles them; with ``outside``, none lies in them either); with
+    ``within`` (x, y, w, h), all inside that rectangle by ``margin``."""
     h, w = size
+    x0, y0, x1, y1 = margin, margin, w - margin, h - margin
+    if within is not None:
+        wx, wy, ww, wh = within
+        x0, y0 = max(x0, wx + margin), max(y0, wy + margin)
+        x1, y1 = min(x1, wx + ww - margin), min(y1, wy + wh - margin)
     pts: list[tuple[float, float]] = []
+    near = np.array(list(taken or []), float).reshape(-1, 2)
+    d2 = (2.6 * r_max) ** 2
     tries = 0
     while len(pts) < n:
         tries += 1
         if tries > 200 * n + 2000:
             raise ValueError(f"cannot place {n} nuclei in a {w}x{h} tile; use fewer")
-        x, y = rng.uniform(margin, w - margin), rng.uniform(margin, h - margin)
-        if any((x - px) ** 2 + (y - py) ** 2 < (2.6 * r_max) ** 2 for px, py in pts):
+        x, y = rng.uniform(x0, x1), rng.uniform(y0, y1)
+        if len(near) and float(np.min((near[:, 0] - x) ** 2 + (near[:, 1] - y) ** 2)) < d2:
             continue
         bad = False
         for ax, ay, aw, ah in avoid:
@@ -170,11 +181,12 @@ def _place_nuclei(rng: np.random.Generator, size: tuple[int, int], n: int, r_max
             near_y = ay - margin < y < ay + ah + margin
             inside_x = ax + margin < x < ax + aw - margin
             inside_y = ay + margin < y < ay + ah - margin
-            if near_x and near_y and not (inside_x and inside_y):
+            if near_x and near_y and (outside or not (inside_x and inside_y)):
                 bad = True
                 break
         if not bad:
             pts.append((x, y))
+            near = np.vstack([near, [(x, y)]])
     return pts
 
 
@@ -187,8 +199,9 @@ def tile(work: Path, rng: np.random.Generator, path: str = "tile.tif", width: in
          h_vector: Any = RUIFROK_H, dab_vector: Any = RUIFROK_DAB, pixel_size: float = 0.5,
          annotations: list[dict[str, Any]] | None = None,
          region_fractions: dict[str, float] | None = None, image_type: str = "BRIGHTFIELD_H_DAB",
-         set_stains: bool = False, background_h: float = 0.04, target: str | None = None
-         ) -> dict[str, Any]:
+         set_stains: bool = False, background_h: float = 0.04, target: str | None = None,
+         region_counts: dict[str, list[int]] | None = None,
+         min_axis_ratio: float | None = None) -> dict[str, Any]:
     """A synthetic H-DAB tile with ``n_nuclei`` nuclei, ``positive_fraction`` DAB-positive.
 
     ``annotations`` (name, class, x, y, w, h in pixels) are rectangles QuPath's project gets at
@@ -196,6 +209,13 @@ def tile(work: Path, rng: np.random.Generator, path: str = "tile.tif", width: in
     annotation are positive with that fraction instead. No nucleus straddles an annotation's
     edge. ``set_stains``: the project's stains are the rendering vectors (otherwise QuPath's
     defaults for the image type).
+
+    ``region_counts`` {annotation name: [lo, hi]}: that annotation holds a seeded number of
+    nuclei drawn uniformly from lo..hi, and ``n_nuclei`` more lie outside every annotation.
+    With a ``target``, every other counted annotation holds at least a quarter as many nuclei
+    as the target (detecting in all of them is then told apart from detecting in the target
+    alone). ``min_axis_ratio``: no nucleus is more elongated than this minor/major axis ratio
+    allows (rounder nuclei, which a shape watershed has no reason to split).
 
     Gold: n_nuclei, n_positive, n_negative, positive_percent, nuclei (x, y, positive), per
     annotation {n_nuclei, n_positive, positive_percent, area_px, area_um2, bounds},
@@ -205,7 +225,26 @@ def tile(work: Path, rng: np.random.Generator, path: str = "tile.tif", width: in
     fractions = dict(region_fractions or {})
     r_max = 9.0
     rects = [_rect(a) for a in annotations]
-    pts = _place_nuclei(rng, (height, width), n_nuclei, r_max, rects, margin=r_max + 5)
+    margin = r_max + 5
+    if region_counts:
+        by_name = {a["name"]: r for a, r in zip(annotations, rects, strict=True)}
+        unknown = set(region_counts) - set(by_name)
+        if unknown:
+            raise ValueError(f"region_counts names no annotation: {sorted(unknown)}")
+        counts = {name: int(rng.integers(int(region_counts[name][0]),
+                                         int(region_counts[name][1]) + 1))
+                  for name in by_name if name in region_counts}
+        if target in counts:
+            floor = int(np.ceil(counts[target] / 4))
+            counts = {k: (v if k == target else max(v, floor)) for k, v in counts.items()}
+        pts: list[tuple[float, float]] = []
+        for name, k in counts.items():
+            pts += _place_nuclei(rng, (height, width), k, r_max, [], margin,
+                                 within=by_name[name], taken=pts)
+        pts += _place_nuclei(rng, (height, width), n_nuclei, r_max, rects, margin, taken=pts,
+                             outside=True)
+    else:
+        pts = _place_nuclei(rng, (height, width), n_nuclei, r_max, rects, margin=margin)
 
     def region_of(x: float, y: float) -> str | None:
         for a, (ax, ay, aw, ah) in zip(annotations, rects, strict=True):
@@ -223,27 +262,35 @@ def tile(work: Path, rng: np.random.Generator, path: str = "tile.tif", width: in
         k = int(round(frac * len(idx)))
         positive[rng.permutation(np.array(idx))[:k]] = True
 
-    yy, xx = np.mgrid[0:height, 0:width].astype(float)
     h_conc = np.full((height, width), background_h) + rng.normal(0, 0.01, (height, width))
     dab_conc = np.clip(rng.normal(0.0, 0.008, (height, width)), 0, None)
     nuclei = []
     for (x, y), pos in zip(pts, positive, strict=True):
         a_ax = rng.uniform(6.5, r_max)
         b_ax = rng.uniform(5.5, a_ax)
+        if min_axis_ratio:
+            b_ax = max(b_ax, min_axis_ratio * a_ax)
         theta = rng.uniform(0, np.pi)
         c, s = np.cos(theta), np.sin(theta)
+        # only the pixels the nucleus and its ring can reach (rr <= 2.4 lies within
+        # sqrt(2.4) * a_ax of the centre)
+        reach = int(np.ceil(np.sqrt(2.4) * a_ax)) + 2
+        ys = slice(max(0, int(y) - reach), min(height, int(y) + reach + 1))
+        xs = slice(max(0, int(x) - reach), min(width, int(x) + reach + 1))
+        yy, xx = np.mgrid[ys, xs].astype(float)
         u = ((xx - x) * c + (yy - y) * s) / a_ax
         v = (-(xx - x) * s + (yy - y) * c) / b_ax
         rr = u * u + v * v
         inside = rr <= 1.0
+        h_win, dab_win = h_conc[ys, xs], dab_conc[ys, xs]
         if pos:
             # brown nucleus, and brown (DAB-only) cytoplasm around it
             ring = (rr > 1.0) & (rr <= 2.4)
-            dab_conc[ring] += rng.uniform(0.25, 0.4)
-            h_conc[inside] += rng.uniform(0.35, 0.45)
-            dab_conc[inside] += rng.uniform(0.55, 0.75)
+            dab_win[ring] += rng.uniform(0.25, 0.4)
+            h_win[inside] += rng.uniform(0.35, 0.45)
+            dab_win[inside] += rng.uniform(0.55, 0.75)
         else:
-            h_conc[inside] += rng.uniform(0.6, 0.8)
+            h_win[inside] += rng.uniform(0.6, 0.8)
         nuclei.append({"x": float(x), "y": float(y), "positive": bool(pos),
                        "area_px": float(np.pi * a_ax * b_ax)})
     from scipy.ndimage import gaussian_filter

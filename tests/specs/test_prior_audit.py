@@ -18,10 +18,6 @@ pytestmark = pytest.mark.timeout(1800)
 
 #: Criteria above target on 2026-12-07 (benchmarks/results/prior-all.json), by tool.
 PRIOR_OPEN: dict[str, set[str]] = {
-    'qupath': {
-        'qupath/count-detections-in-annotation: the count given',
-        'qupath/positive-cell-detection: the positive percentage given',
-    },
 }
 #: Two tools a run, in turn (staging 60 variants a task takes 10 s to 5 min a tool: R, PyMOL
 #: and Jmol compute gold values in headless programs); ``SCIAGENT_AUDIT_ALL=1`` takes all.

@@ -450,6 +450,73 @@ def test_tile_counts_and_stain_estimate(tmp_path):
     assert rgb.shape == (480, 640, 3) and rgb.dtype == np.uint8
 
 
+def test_region_counts_place_the_drawn_numbers(tmp_path):
+    """``region_counts``: each annotation holds the seeded number of nuclei drawn from its
+    range, the other region at least a quarter of the target's, the rest outside both."""
+    anns = [{"name": "A", "x": 20, "y": 20, "w": 480, "h": 680},
+            {"name": "B", "x": 540, "y": 20, "w": 480, "h": 680}]
+    seen = set()
+    for seed in range(8):
+        g = data.tile(tmp_path, np.random.default_rng(seed), width=1040, height=720,
+                      n_nuclei=8, annotations=anns, target="A", min_axis_ratio=0.95,
+                      region_counts={"A": [20, 220], "B": [20, 220]})
+        a, b = g["annotations"]["A"]["n_nuclei"], g["annotations"]["B"]["n_nuclei"]
+        assert 20 <= a <= 220 and 20 <= b <= 220 and b >= a / 4, (a, b)
+        assert g["target"]["n_nuclei"] == a and g["n_nuclei"] == a + b + 8
+        in_a = [n for n in g["nuclei"] if 20 <= n["x"] < 500 and 20 <= n["y"] < 700]
+        in_b = [n for n in g["nuclei"] if 540 <= n["x"] < 1020 and 20 <= n["y"] < 700]
+        assert (len(in_a), len(in_b)) == (a, b)
+        seen.add(a)
+    assert len(seen) >= 6
+    with pytest.raises(ValueError, match="names no annotation"):
+        data.tile(tmp_path, np.random.default_rng(0), annotations=anns,
+                  region_counts={"C": [1, 2]})
+
+
+def _hdab_od(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hematoxylin and DAB optical densities by colour deconvolution with QuPath's default
+    H-DAB stains (white background; the third stain their cross product)."""
+    od = -np.log10(np.maximum(rgb.astype(float), 1.0) / 255.0)
+    h, dab = data.unit(data.QUPATH_DEFAULT_H), data.unit(data.QUPATH_DEFAULT_DAB)
+    conc = od.reshape(-1, 3) @ np.linalg.inv(np.stack([h, dab, data.unit(np.cross(h, dab))]))
+    return conc[:, 0].reshape(rgb.shape[:2]), conc[:, 1].reshape(rgb.shape[:2])
+
+
+@pytest.mark.parametrize("spec_id", ["qupath/count-detections-in-annotation",
+                                     "qupath/positive-cell-detection"])
+def test_counted_nuclei_are_apart_round_and_clearly_stained(spec_id, tmp_path):
+    """What the two answer tolerances (one cell; half a point) rest on, measured on the drawn
+    image (QuPath's own detection is not run here): above the detection threshold (0.1
+    hematoxylin OD) every drawn nucleus is one blob of its own, none touching another and none
+    elongated (minor/major axis >= 0.85), and its DAB OD is far from the 0.2 positivity
+    threshold, on the side it was drawn."""
+    import tifffile
+    from scipy import ndimage
+    from skimage.measure import regionprops
+
+    for seed in range(3):
+        work = tmp_path / str(seed)
+        task = make_task(SPECS[spec_id], seed, work)
+        try:
+            task.stage(work)
+            g = task.gold["slide"]
+            h_od, dab_od = _hdab_od(tifffile.imread(work / "tile.tif"))
+            labels, _ = ndimage.label(h_od > 0.1)
+            blobs = [p for p in regionprops(labels) if p.area >= 40]  # 10 µm² at 0.5 µm
+            assert len(blobs) == g["n_nuclei"]
+            owner = {labels[int(round(n["y"])), int(round(n["x"]))] for n in g["nuclei"]}
+            assert len(owner) == g["n_nuclei"] and 0 not in owner
+            assert min(p.axis_minor_length / p.axis_major_length for p in blobs) >= 0.85
+            yy, xx = np.mgrid[-4:5, -4:5]
+            disk = yy ** 2 + xx ** 2 <= 16
+            for n in g["nuclei"]:
+                y, x = int(round(n["y"])), int(round(n["x"]))
+                mean = float(dab_od[y - 4:y + 5, x - 4:x + 5][disk].mean())
+                assert (mean > 0.4) if n["positive"] else (mean < 0.05), (n, mean)
+        finally:
+            task.cleanup()
+
+
 def test_ihc_estimate_differs_from_defaults(tmp_path):
     g = data.ihc(tmp_path, np.random.default_rng(0))
     assert (g["width"], g["height"]) == (512, 512)

@@ -11,7 +11,8 @@ Adapter
     :class:`ToolAdapter` (subclass it as ``Adapter`` in ``adapter.py``),
     :class:`FilesOnlyAdapter` for a program without a scripting or state channel,
     the host protocols an adapter is handed (:class:`ProgramHost`, :class:`ChannelHost`),
-    :class:`WindowInfo`, :func:`hold_focus`, :func:`wait_for`, the socket-client prelude
+    :class:`WindowInfo`, :func:`hold_focus`, :func:`wait_for`, :func:`inside_text` (the code
+    a tool runs in its program, from its ``inside/`` folder), the socket-client prelude
     and request-dropping client (:data:`SOCKET_CLIENT_PRELUDE`, :data:`DROP_REQUEST_CLIENT`),
     reply tags (:class:`ChannelKey`, :class:`ReplyKey`) and :class:`ConsoleLanguage`.
 Getters
@@ -36,6 +37,7 @@ Errors
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 from sciagent_gym.controller.windows import WindowInfo
@@ -95,6 +97,12 @@ from sciagent_gym.tools.adapter import (
 from sciagent_gym.tools.discovery import ToolInfo, load_tool_getters, tool_info
 from sciagent_gym.tools.host import ChannelHost, ProgramHost
 from sciagent_gym.tools.reply_tag import ChannelKey, ReplyKey
+
+
+def inside_text(module_file: str, name: str) -> str:
+    """The text of ``inside/<name>`` beside ``module_file`` (pass ``__file__``): code a tool
+    runs inside its program lives in files there, never in string constants."""
+    return (Path(module_file).parent / "inside" / name).read_text()
 
 
 class FilesOnlyAdapter(ToolAdapter):
@@ -166,6 +174,7 @@ __all__ = [
     "existing_file",
     "file_size",
     "hold_focus",
+    "inside_text",
     "limits",
     "load_adapter",
     "load_image",

@@ -43,6 +43,7 @@ from sciagent_gym.sdk import (
     ToolAdapter,
     ToolScriptError,
     WindowInfo,
+    inside_text,
 )
 
 if TYPE_CHECKING:
@@ -58,29 +59,10 @@ _SEP = "\x1e"
 # DS9 in the sandbox: XPA over unix sockets in a private directory.
 _LAUNCH = 'mkdir -p "$XPA_TMPDIR" && exec ds9 "$@"'
 
-# The client (call_client: its stdout is the reply): $1 XPA dir, $2 name, $3 "stop"|"all", $4 the
-# work directory (relative "> file" targets), then one command per argument.
-_CLIENT = r"""
-export XPA_METHOD=local XPA_TMPDIR=$1; name=$2; mode=$3; work=$4; shift 4
-n=0
-for line in "$@"; do
-  n=$((n + 1)); file=""
-  case $line in
-    "get "*) cmd=${line#get }
-      case $cmd in *" > "*) file=${cmd##* > }; cmd=${cmd% > *} ;; esac
-      case $file in ""|/*) ;; *) file="$work/$file" ;; esac
-      res=$(xpaget "$name" "$cmd" 2>&1); rc=$? ;;
-    *) cmd=${line#set }; res=$(xpaset -p "$name" "$cmd" 2>&1); rc=$? ;;
-  esac
-  case $res in *'XPA$ERROR'*) rc=${rc#0}; rc=${rc:-1} ;; esac
-  if [ "$rc" = 0 ] && [ -n "$file" ]; then
-    printf '%s\n' "$res" > "$file" || rc=2
-  fi
-  printf '\036%s %s\n%s\n' "$n" "$rc" "$res"
-  [ "$rc" != 0 ] && [ "$mode" = stop ] && break
-done
-exit 0
-"""
+# The client (inside/xpa_client.sh; call_client: its stdout is the reply): $1 XPA dir, $2 name,
+# $3 "stop"|"all", $4 the work directory (relative "> file" targets), then one command per
+# argument.
+_CLIENT = inside_text(__file__, "xpa_client.sh")
 
 # What dump_state asks, by key (each an ``xpaget`` argument).
 _QUERIES = {

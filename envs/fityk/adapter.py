@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.sdk import (
@@ -36,12 +35,13 @@ from sciagent_gym.sdk import (
     ToolAdapter,
     ToolScriptError,
     WindowInfo,
+    inside_text,
 )
 
 if TYPE_CHECKING:
     from sciagent_gym.sdk import Task
 
-REPLAY = (Path(__file__).parent / "inside" / "replay.py").read_text()
+REPLAY = inside_text(__file__, "replay.py")
 MAIN_TITLE = "Fityk"
 LOG_PREFIX = "fityk-session-"
 #: Programs whose scripts the adapter remembers (a warm pool starts spares beside the active one).

@@ -26,7 +26,6 @@ the way the GUI's own console runs them: with a GISRC of their own that names th
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.sdk import (
@@ -36,60 +35,30 @@ from sciagent_gym.sdk import (
     ToolAdapter,
     ToolScriptError,
     WindowInfo,
+    inside_text,
 )
 
 if TYPE_CHECKING:
     from sciagent_gym.sdk import Task
 
-STATE_CODE = (Path(__file__).parent / "inside" / "state_dump.py").read_text()
+STATE_CODE = inside_text(__file__, "state_dump.py")
 MAIN_TITLE = "sci/user1 - GRASS GIS"
 MAP_TITLE = "Map Display 1"
 GISBASE = "/usr/lib/grass82"
 
-# argv: the files to import before the GUI starts (paths in the work directory).
-_LAUNCH = r"""
-db="$HOME/grassdata/sci"
-rm -f "$db/user1/.gislock"
-rm -rf "$db"/tmp_* 2>/dev/null
-if [ $# -gt 0 ]; then
-  grass "$db/user1" --exec sh -c '
-    for f in "$@"; do
-      base=${f##*/}; name=${base%.*}
-      case "$f" in
-        *.csv) v.in.ascii --quiet input="$f" output="$name" separator=comma skip=1 \
-                 columns="x double precision, y double precision, id integer" x=1 y=2 cat=3 ;;
-        *) r.in.gdal -o --quiet input="$f" output="$name" ;;
-      esac || exit 3
-    done' import "$@" || exit 3
-fi
-exec grass "$db/user1" --exec g.gui -f
-"""
+# The launch (inside/launch.sh); argv: the files to import before the GUI starts (paths in
+# the work directory).
+_LAUNCH = inside_text(__file__, "launch.sh")
 
-# Shell lines of GRASS commands, read from stdin (never on a command line), run in user1 as the
-# GUI's console runs them: GRASS's environment and a GISRC of their own. Their stdout is the
-# reply, then a marker line with the exit status and the tail of their stderr.
-_SCRIPT = r"""
-export GISBASE=/usr/lib/grass82
-export PATH="$GISBASE/bin:$GISBASE/scripts:$PATH" LD_LIBRARY_PATH="$GISBASE/lib"
-export PYTHONPATH="$GISBASE/etc/python" GRASS_PYTHON=/usr/bin/python3 GRASS_OVERWRITE=1
-export PYTHONNOUSERSITE=1
-export GISRC="${TMPDIR:-/tmp}/sciagent-grass-$$.gisrc"
-err="${TMPDIR:-/tmp}/sciagent-grass-$$.err"
-printf 'GISDBASE: %s\nLOCATION_NAME: sci\nMAPSET: user1\n' "$HOME/grassdata" > "$GISRC"
-code=$(cat)
-( eval "$code" ) 2> "$err"
-rc=$?
-printf '\n@@sciagent-grass-rc %s\n' "$rc"
-tail -c 2000 "$err"
-rm -f "$GISRC" "$err"
-"""
+# The script client (inside/run_script.sh): shell lines of GRASS commands, read from stdin
+# (never on a command line), run in user1 as the GUI's console runs them: GRASS's environment
+# and a GISRC of their own. Their stdout is the reply, then a marker line with the exit status
+# and the tail of their stderr.
+_SCRIPT = inside_text(__file__, "run_script.sh")
 _MARK = "@@sciagent-grass-rc"
 
-_STATE = r"""
-export PYTHONNOUSERSITE=1
-exec /usr/bin/python3 -I /usr/bin/grass --tmp-mapset "$HOME/grassdata/sci" \
-    --exec /usr/bin/python3 -I -c "$1"
-"""
+# The state channel's starter (inside/state_dump.sh; $1: inside/state_dump.py).
+_STATE = inside_text(__file__, "state_dump.sh")
 _STATE_MARK = "@@sciagent-grass-state "
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,6 +25,7 @@ from sciagent_gym.sdk import (
     ToolAdapter,
     ToolScriptError,
     WindowInfo,
+    inside_text,
     wait_for,
 )
 
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from sciagent_gym.sdk import Task
 
 IJ_JAR = "/usr/share/java/ij.jar"
-STATE_MACRO = (Path(__file__).parent / "inside" / "state.ijm").read_text()
-RESTORE_MACRO = (Path(__file__).parent / "inside" / "restore.ijm").read_text()
+STATE_MACRO = inside_text(__file__, "state.ijm")
+RESTORE_MACRO = inside_text(__file__, "restore.ijm")
 ERROR_TITLES = ("Macro Error", "Exception")
 
 

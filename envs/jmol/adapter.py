@@ -18,7 +18,6 @@ import json
 import math
 import secrets
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.sdk import (
@@ -29,12 +28,13 @@ from sciagent_gym.sdk import (
     ToolAdapter,
     ToolScriptError,
     WindowInfo,
+    inside_text,
 )
 
 if TYPE_CHECKING:
     from sciagent_gym.sdk import Task
 
-STATE_SCRIPT = (Path(__file__).parent / "inside" / "state.spt").read_text()
+STATE_SCRIPT = inside_text(__file__, "state.spt")
 JMOL_JAR = "/usr/share/java/Jmol.jar"
 SYNC_PORT = 30000
 MAIN_CLASS = "jmolpanel"  # WM_CLASS of every Jmol window: org-openscience-jmol-app-jmolpanel-...
@@ -47,38 +47,7 @@ PROBE_TIMEOUT = 15.0
 
 # The client (call_client): argv[1] port, argv[2] nonce, argv[3] the Jmol script.
 # Retries the connection while Jmol is still starting (about 30 s).
-CLIENT = SOCKET_CLIENT_PRELUDE + r"""
-sock = None
-for attempt in range(300):
-    try:
-        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        break
-    except OSError:
-        time.sleep(0.1)
-if sock is None:
-    sys.exit("Jmol's sync port is not reachable")
-sock.settimeout(None)
-reader = sock.makefile("rb")
-def send(obj):
-    sock.sendall(json.dumps(obj).encode() + b"\n")
-send({"magic": "JmolApp", "role": "out"})
-send({"type": "command", "command": request})
-mark = "SCRIPT:" + nonce + " "
-for line in reader:
-    try:
-        reply = json.loads(line).get("reply")
-    except ValueError:
-        continue
-    if not isinstance(reply, str):
-        continue
-    if reply.startswith(mark):
-        finish({"ok": True, "out": reply[len(mark):]})
-    if reply.startswith("SCRIPT:" + nonce + "!"):
-        finish({"ok": False, "error": reply[len(mark):]})
-    if "ERROR" in reply[:40]:
-        finish({"ok": False, "error": reply[:2000]})
-sys.exit("Jmol closed the connection")
-"""
+CLIENT = SOCKET_CLIENT_PRELUDE + inside_text(__file__, "client.py")
 
 
 class ScriptError(ToolScriptError):

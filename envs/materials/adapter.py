@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.sdk import (
@@ -34,12 +33,13 @@ from sciagent_gym.sdk import (
     ToolAdapter,
     ToolScriptError,
     WindowInfo,
+    inside_text,
 )
 
 if TYPE_CHECKING:
     from sciagent_gym.sdk import Task
 
-SERVER_SOURCE = (Path(__file__).parent / "inside" / "optimade_server.py").read_text()
+SERVER_SOURCE = inside_text(__file__, "optimade_server.py")
 PORT = 8000
 URL = f"http://127.0.0.1:{PORT}/v1"
 DB_RELPATH = ".optimade/structures.json"
@@ -59,43 +59,12 @@ SHELL_ENV = {
     "TERM": "xterm",
 }
 
-# argv: server source, database path, port, "--", the xterm command line.
-BOOT = r"""
-import os, socket, subprocess, sys, time
-source, db, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-xterm = sys.argv[sys.argv.index("--") + 1:]
-folder = os.path.join(os.environ.get("TMPDIR", "/tmp"), "optimade")
-os.makedirs(folder, exist_ok=True)
-server = os.path.join(folder, "optimade_server.py")
-with open(server, "w") as fh:
-    fh.write(source)
-log = open(os.path.join(folder, "server.log"), "ab")
-subprocess.Popen(["/usr/bin/python3", "-I", "-S", server, db, "--port", str(port)],
-                 stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-deadline = time.monotonic() + 120
-while True:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        break
-    except OSError:
-        if time.monotonic() > deadline:
-            sys.exit("the OPTIMADE server did not start; see " + folder + "/server.log")
-        time.sleep(0.05)
-os.execvp(xterm[0], xterm)
-"""
-#: Exits 0 when the server accepts connections, within argv[1] seconds.
-PROBE = r"""
-import socket, sys, time
-deadline = time.monotonic() + float(sys.argv[1])
-while True:
-    try:
-        socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
-        sys.exit(0)
-    except OSError:
-        if time.monotonic() > deadline:
-            sys.exit(3)
-        time.sleep(0.05)
-""".replace("PORT", str(PORT))
+# The boot (inside/boot.py); argv: server source, database path, port, "--", the xterm
+# command line.
+BOOT = inside_text(__file__, "boot.py")
+#: Exits 0 when the server accepts connections, within argv[1] seconds (inside/probe.py,
+#: its PORT replaced by the port number).
+PROBE = inside_text(__file__, "probe.py").replace("PORT", str(PORT))
 
 
 def ensure_server(provider: ChannelHost) -> None:

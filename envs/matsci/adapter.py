@@ -30,7 +30,6 @@ script language.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +46,7 @@ from sciagent_gym.sdk import (
     ToolAdapter,
     ToolScriptError,
     WindowInfo,
+    inside_text,
     tool_info,
     wait_for,
 )
@@ -54,7 +54,7 @@ from sciagent_gym.sdk import (
 if TYPE_CHECKING:
     from sciagent_gym.sdk import Task
 
-LAUNCHER = (Path(__file__).parent / "inside" / "launcher.py").read_text()
+LAUNCHER = inside_text(__file__, "launcher.py")
 PROGRAMS = ("jmol", "fityk", "veusz")
 #: Screen regions (x, y, width, height of the whole window, frame included): Jmol top left,
 #: Fityk top right, Veusz bottom left, the terminal bottom right.

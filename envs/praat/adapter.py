@@ -16,30 +16,31 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from sciagent_gym.sdk import ChannelHost, ProgramHost, ToolAdapter, ToolScriptError, WindowInfo
+from sciagent_gym.sdk import (
+    ChannelHost,
+    ProgramHost,
+    ToolAdapter,
+    ToolScriptError,
+    WindowInfo,
+    inside_text,
+)
 
 if TYPE_CHECKING:
     from sciagent_gym.sdk import Task
 
-STATE_SCRIPT = (Path(__file__).parent / "inside" / "state.praat").read_text()
+STATE_SCRIPT = inside_text(__file__, "state.praat")
 MAIN_TITLE = "Praat Objects"
 _LAUNCH = 'rm -f "$HOME/.praat-dir/pid"; exec praat "$@"'
-# ``praat --send`` signals the pid in ~/.praat-dir/pid with SIGUSR1. Praat writes that file
-# before it installs its handler, and a signal that arrives earlier kills it; without the file
-# the client would start a second Praat instead. So the client sends only once the file exists
-# and the process it names catches SIGUSR1 (bit 0x200 of SigCgt in /proc/PID/status). Its stdin
-# is the script file's path, a newline, then the script (never on a command line).
-_SEND = r"""
-read pid rest < "$HOME/.praat-dir/pid"; [ -n "$pid" ] || exit 3
-mask=0
-while read key value; do [ "$key" = SigCgt: ] && mask=$value; done < "/proc/$pid/status"
-[ $(( 0x$mask & 0x200 )) -ne 0 ] || exit 4
-read -r script && cat > "$script" && exec praat --send "$script"
-"""
+# The client (inside/send.sh). ``praat --send`` signals the pid in ~/.praat-dir/pid with
+# SIGUSR1. Praat writes that file before it installs its handler, and a signal that arrives
+# earlier kills it; without the file the client would start a second Praat instead. So the
+# client sends only once the file exists and the process it names catches SIGUSR1 (bit 0x200
+# of SigCgt in /proc/PID/status). Its stdin is the script file's path, a newline, then the
+# script (never on a command line).
+_SEND = inside_text(__file__, "send.sh")
 
 
 class PraatScriptError(ToolScriptError):

@@ -15,8 +15,8 @@ the live PyMOL only pickles its session, and a fresh headless PyMOL reads it (se
 from __future__ import annotations
 
 import json
+import re
 import secrets
-from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -36,57 +36,34 @@ from sciagent_gym.sdk import (
     ToolAdapter,
     ToolScriptError,
     WindowInfo,
+    inside_text,
 )
 
 if TYPE_CHECKING:
     from sciagent_gym.sdk import Task
 
-STATE_CODE = (Path(__file__).parent / "inside" / "state_dump.py").read_text()
-OUTPUT_CODE = (Path(__file__).parent / "inside" / "output_area.py").read_text()
-RESTORE_CODE = (Path(__file__).parent / "inside" / "restore.py").read_text()
-STEADY_CARET = """\
-from pymol import gui as _gui
-from pymol.Qt import QtWidgets as _QtWidgets
-_QtWidgets.QApplication.setCursorFlashTime(0)
-_gui.get_qtwindow().lineedit.clearFocus()
-_gui.get_qtwindow().lineedit.setFocus()
-"""
+STATE_CODE = inside_text(__file__, "state_dump.py")
+OUTPUT_CODE = inside_text(__file__, "output_area.py")
+RESTORE_CODE = inside_text(__file__, "restore.py")
+STEADY_CARET = inside_text(__file__, "steady_caret.py")
 RPC_PORT = 9123
 WINDOW_TITLE = "PyMOL"
 
-# The client (run_client, Python): argv[1] request path, argv[2] request code. Tries the
-# ports PyMOL may use.
-CLIENT = """\
-import sys, time, xmlrpc.client
-path, code = sys.argv[1], sys.argv[2]
-with open(path, "w") as fh:
-    fh.write(code)
-last = None
-for attempt in range(200):  # PyMOL may still be starting: retry for about 20 s
-    for port in range(%d, %d):
-        try:
-            xmlrpc.client.ServerProxy("http://127.0.0.1:%%d" %% port).do("run " + path, 0, 0)
-            sys.exit(0)
-        except OSError as exc:
-            last = exc
-    time.sleep(0.1)
-sys.exit("PyMOL XML-RPC not reachable: %%s" %% last)
-""" % (RPC_PORT, RPC_PORT + 5)  # noqa: UP031 (the client code has its own braces)
+# The client (inside/client.py; run_client, Python): argv[1] request path, argv[2] request
+# code. Tries the ports PyMOL may use (its PORT_FROM and PORT_TO replaced here).
+CLIENT = (inside_text(__file__, "client.py")
+          .replace("PORT_FROM", str(RPC_PORT)).replace("PORT_TO", str(RPC_PORT + 5)))
 
-# Runs inside PyMOL: executes CODE with ``cmd`` at hand, answers {"ok", "out" | "error"}.
-REQUEST = """\
-import json as _json, os as _os, traceback as _tb
-from pymol import cmd as _cmd
-try:
-    _ns = {{"cmd": _cmd, "__name__": "sciagent_request"}}
-    exec({code!r}, _ns)
-    _res = {{"ok": True, "out": _ns.get("__out__")}}
-except BaseException:
-    _res = {{"ok": False, "error": _tb.format_exc()[-2000:]}}
-with open({part!r}, "w") as _fh:
-    _json.dump(_res, _fh, default=str)
-_os.rename({part!r}, {done!r})
-"""
+# Runs inside PyMOL (inside/request.py): executes CODE with ``cmd`` at hand, answers {"ok",
+# "out" | "error"}; CODE, PART and DONE are put in by request_code.
+REQUEST = inside_text(__file__, "request.py")
+
+
+def request_code(code: str, part: str, done: str) -> str:
+    """:data:`REQUEST` with the reprs of ``code``, ``part`` and ``done`` for CODE, PART and
+    DONE, in one pass (what is put in is never read again)."""
+    values = {"CODE": code, "PART": part, "DONE": done}
+    return re.sub(r"\b(CODE|PART|DONE)\b", lambda m: repr(values[m[1]]), REQUEST)
 
 
 class ScriptError(ToolScriptError):
@@ -184,7 +161,7 @@ class Adapter(ToolAdapter):
         n = self.next_request_id()
         path = f"{tmp}/sciagent-pymol-{n}.py"
         part, done = f"{tmp}/sciagent-pymol-{n}.part", f"{tmp}/sciagent-pymol-{n}.json"
-        request = REQUEST.format(code=code, part=part, done=done)
+        request = request_code(code, part, done)
         answer = self.run_client(provider, f"pymol-client-{n}", done, code=CLIENT,
                                  args=[path, request], timeout=timeout, error=ScriptError,
                                  poll=0.01)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciagent_gym.sdk import (
@@ -38,30 +37,24 @@ from sciagent_gym.sdk import (
     ToolAdapter,
     ToolScriptError,
     WindowInfo,
+    inside_text,
 )
 
 if TYPE_CHECKING:
     from sciagent_gym.sdk import Task, ToolInfo
 
-CHANNEL_CODE = (Path(__file__).parent / "inside" / "channel.py").read_text()
-STATE_CODE = (Path(__file__).parent / "inside" / "state_dump.py").read_text()
-RESTORE_CODE = (Path(__file__).parent / "inside" / "restore.py").read_text()
+CHANNEL_CODE = inside_text(__file__, "channel.py")
+STATE_CODE = inside_text(__file__, "state_dump.py")
+RESTORE_CODE = inside_text(__file__, "restore.py")
 TITLE_SUFFIX = "QGIS"
 
-# argv: $1 channel code, $2 where to put it, $3 the files to open (a JSON list); the channel
-# directory comes from the environment.
-_LAUNCH = r"""
-export SCIAGENT_QGIS_OPEN="$3"
-rm -rf "$SCIAGENT_QGIS_CHANNEL" && mkdir -p "$SCIAGENT_QGIS_CHANNEL/req" || exit 3
-printf '%s' "$1" > "$2" || exit 3
-exec qgis --nologo --noversioncheck --profiles-path "$HOME/qgis" --code "$2"
-"""
+# The launch (inside/launch.sh); argv: $1 channel code, $2 where to put it, $3 the files to
+# open (a JSON list); the channel directory comes from the environment.
+_LAUNCH = inside_text(__file__, "launch.sh")
 # argv: $1 request code, $2 request path (N.py): written under another name, then renamed.
 
-_PROBE = """\
-__out__ = dict(loaded=channel_status["loaded"], error=channel_status["open_error"],
-               layers=len(project.mapLayers()), drawing=canvas.isDrawing())
-"""
+# What after_ready polls (inside/ready_probe.py).
+_PROBE = inside_text(__file__, "ready_probe.py")
 
 
 # The Layers panel lays its rows out as the layers come in; laid out while a restore was still
@@ -71,15 +64,7 @@ __out__ = dict(loaded=channel_status["loaded"], error=channel_status["open_error
 # Each layer's legend is rebuilt there too: a symbol icon rendered before the map's first draw
 # blended its border 5 levels apart (60 pixels) in about 1 reset of 5 (test_reset_gives_
 # identical_frames, 3 of 14 runs; 0 of 24 since).
-_RELAYOUT_LAYERS = """\
-view = iface.layerTreeView()
-model = view.layerTreeModel()
-for node in project.layerTreeRoot().findLayers():
-    model.refreshLayerLegend(node)
-view.doItemsLayout()
-view.viewport().update()
-__out__ = "ok"
-"""
+_RELAYOUT_LAYERS = inside_text(__file__, "relayout_layers.py")
 
 
 class ScriptError(ToolScriptError):

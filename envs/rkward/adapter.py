@@ -34,6 +34,7 @@ from sciagent_gym.sdk import (
     ToolAdapter,
     ToolScriptError,
     WindowInfo,
+    inside_text,
 )
 
 if TYPE_CHECKING:
@@ -52,35 +53,7 @@ READY_PROBE = ('"package:rkward" %in% search() && '
 
 # The client (call_client): argv[1] port, argv[2] nonce, argv[3] "MODE HEX".
 # Retries while R is starting (no server yet) or busy: about 60 s.
-CLIENT = SOCKET_CLIENT_PRELUDE + r"""
-last = None
-for attempt in range(600):
-    try:
-        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-    except OSError as exc:
-        last = exc
-        time.sleep(0.1)
-        continue
-    sock.settimeout(None)
-    sock.sendall(("%s %s\n" % (nonce, request)).encode())
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = sock.recv(1 << 16)
-        if not chunk:
-            break
-        data += chunk
-    sock.close()
-    try:
-        reply = json.loads(data)
-    except ValueError:
-        last = "malformed reply"
-        time.sleep(0.1)
-        continue
-    if reply.get("nonce") != nonce:
-        finish({"ok": False, "error": "a reply without the request's nonce"})
-    finish(reply)
-sys.exit("RKWard's R channel is not reachable: %s" % last)
-"""
+CLIENT = SOCKET_CLIENT_PRELUDE + inside_text(__file__, "client.py")
 
 
 class ScriptError(ToolScriptError):

@@ -33,6 +33,7 @@ from sciagent_gym.sdk import (
     ToolAdapter,
     ToolScriptError,
     WindowInfo,
+    inside_text,
 )
 
 if TYPE_CHECKING:
@@ -47,39 +48,7 @@ TITLE_SUFFIX = " - Veusz"
 
 # The client (call_client): argv[1] port, argv[2] nonce, argv[3] the request code.
 # Retries while Veusz is starting (no server yet, or no main window yet): about 40 s.
-CLIENT = SOCKET_CLIENT_PRELUDE + r"""
-last = None
-for attempt in range(400):
-    try:
-        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-    except OSError as exc:
-        last = exc
-        time.sleep(0.1)
-        continue
-    sock.settimeout(None)
-    sock.sendall(json.dumps({"nonce": nonce, "code": request}).encode() + b"\n")
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = sock.recv(1 << 16)
-        if not chunk:
-            break
-        data += chunk
-    sock.close()
-    try:
-        reply = json.loads(data)
-    except ValueError:
-        last = "malformed reply"
-        time.sleep(0.1)
-        continue
-    if reply.get("nonce") != nonce:
-        finish({"ok": False, "error": "a reply without the request's nonce"})
-    if reply.get("retry"):
-        last = reply.get("error")
-        time.sleep(0.1)
-        continue
-    finish(reply)
-sys.exit("Veusz's channel is not reachable: %s" % last)
-"""
+CLIENT = SOCKET_CLIENT_PRELUDE + inside_text(__file__, "client.py")
 
 
 class ScriptError(ToolScriptError):

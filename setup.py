@@ -5,7 +5,7 @@
 ``sciagent_gym.vm_images``).
 Every importable folder is a package; every file that is not one of its modules (tool.json,
 task specs, code run inside a program, snapshot homes with their dot-files) is its package data.
-``tests/unit/test_packaging.py`` builds a wheel and checks what it holds.
+``tests/integration/test_packaging.py`` builds a wheel and checks what it holds.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Distributed rollouts with the real DS9 on a 3-node Ray cluster simulated here: the collector
 (runs/distributed.py) with a worker SIGKILLed mid-rollout. (RLlib's runner restart is tested
-on the fake provider in tests/unit/test_distributed.py: a DS9 PPO iteration took 75 s at
+on the fake provider in tests/integration/test_distributed.py: a DS9 PPO iteration took 75 s at
 load 8 here, past this module's budget; tests/e2e/test_rl_loops_e2e.py trains on DS9.)
 
 One cluster for the module (Ray's start-up dominates): a head offering nothing and two nodes

@@ -8,7 +8,7 @@ variant (:data:`BERTSCORE_VARIANT`): its last (6th) layer's token states, no idf
 baseline rescaling, computed as the ``bert-score`` package does (special tokens are match
 targets but carry no weight), except that a token's best match is its true maximum cosine:
 bert-score zeroes padded positions of a batch, which floors a negative best match at 0 in every
-sentence shorter than the batch's longest (tests/unit/test_text_scores.py shows both). Scores
+sentence shorter than the batch's longest (tests/integration/test_text_scores.py shows both). Scores
 are not comparable with the paper's numbers from a larger encoder; when the model is missing,
 :func:`bertscore` says why instead of inventing one.
 

@@ -29,43 +29,42 @@ Models (all daily unless said otherwise):
   negative when flooded); CH4 flux (mg CH4 m-2 d-1) = Fref * Q10^((Ts - 10)/10) *
   exp(-max(WTD, 0)/lambda) above 0 °C and 3 % of Fref in frozen soil, with 20 % multiplicative
   noise; gaps in runs of 1-20 days (about 20 % of the record) whose true values are withheld.
+
+The models, reference pipelines and generators live in :mod:`.datasets`, one module per
+domain (``hydro``, ``agro``, ``methane``, ``general``; ``stats``: two per-id statistic
+families; ``common``: constants, metrics and scope selection). This module re-exports them
+and holds :data:`GENERATORS`, the generators the adapter hands to the core.
 """
 
 from __future__ import annotations
 
-from sciagent_gym.envs.earthdata import (
-    data_agro,
-    data_general,
-    data_hydro,
-    data_methane,
-    data_stats,
-)
-from sciagent_gym.envs.earthdata.data_agro import *  # noqa: F403
-from sciagent_gym.envs.earthdata.data_common import *  # noqa: F403
-from sciagent_gym.envs.earthdata.data_general import *  # noqa: F403
-from sciagent_gym.envs.earthdata.data_hydro import *  # noqa: F403
-from sciagent_gym.envs.earthdata.data_methane import *  # noqa: F403
-from sciagent_gym.envs.earthdata.data_stats import *  # noqa: F403
+from sciagent_gym.envs.earthdata.datasets import agro, general, hydro, methane, stats
+from sciagent_gym.envs.earthdata.datasets.agro import *  # noqa: F403
+from sciagent_gym.envs.earthdata.datasets.common import *  # noqa: F403
+from sciagent_gym.envs.earthdata.datasets.general import *  # noqa: F403
+from sciagent_gym.envs.earthdata.datasets.hydro import *  # noqa: F403
+from sciagent_gym.envs.earthdata.datasets.methane import *  # noqa: F403
+from sciagent_gym.envs.earthdata.datasets.stats import *  # noqa: F403
 
 GENERATORS = {
-    "streamflow_prediction": data_hydro.streamflow_prediction,
-    "empty_scope_streamflow": data_hydro.empty_scope_streamflow,
-    "streamflow_signatures": data_hydro.streamflow_signatures,
-    "stratified_streamflow": data_hydro.stratified_streamflow,
-    "county_clustering": data_agro.county_clustering,
-    "yield_weather_correlation": data_agro.yield_weather_correlation,
-    "yield_trends": data_agro.yield_trends,
-    "flux_gap_filling": data_methane.flux_gap_filling,
-    "q10_estimation": data_methane.q10_estimation,
-    "flux_forecast": data_methane.flux_forecast,
-    "model_comparison": data_methane.model_comparison,
-    "flux_budget": data_methane.flux_budget,
-    "transfer_learning": data_general.transfer_learning,
-    "population_total": data_general.population_total,
-    "series_forecast": data_general.series_forecast,
-    "imbalanced_classification": data_general.imbalanced_classification,
-    "model_distillation": data_general.model_distillation,
-    "cross_county_yield": data_agro.cross_county_yield,
-    "flow_duration": data_stats.flow_duration,
-    "yield_stability": data_stats.yield_stability,
+    "streamflow_prediction": hydro.streamflow_prediction,
+    "empty_scope_streamflow": hydro.empty_scope_streamflow,
+    "streamflow_signatures": hydro.streamflow_signatures,
+    "stratified_streamflow": hydro.stratified_streamflow,
+    "county_clustering": agro.county_clustering,
+    "yield_weather_correlation": agro.yield_weather_correlation,
+    "yield_trends": agro.yield_trends,
+    "flux_gap_filling": methane.flux_gap_filling,
+    "q10_estimation": methane.q10_estimation,
+    "flux_forecast": methane.flux_forecast,
+    "model_comparison": methane.model_comparison,
+    "flux_budget": methane.flux_budget,
+    "transfer_learning": general.transfer_learning,
+    "population_total": general.population_total,
+    "series_forecast": general.series_forecast,
+    "imbalanced_classification": general.imbalanced_classification,
+    "model_distillation": general.model_distillation,
+    "cross_county_yield": agro.cross_county_yield,
+    "flow_duration": stats.flow_duration,
+    "yield_stability": stats.yield_stability,
 }

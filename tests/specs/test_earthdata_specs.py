@@ -28,7 +28,7 @@ pytestmark = requires(tool="earthdata")
 
 SPECS = load_tool_specs("earthdata")
 
-from sciagent_gym.envs.earthdata import data, getters  # noqa: E402
+from sciagent_gym.envs.earthdata import data, getters, make_specs  # noqa: E402
 
 FAMILIES = sorted(SPECS)
 PATHS = {"work": "/w", "home": "/h", "tmp": "/t"}
@@ -83,6 +83,16 @@ DOMAIN = {"hydrology": ("streamflow-prediction", "empty-scope-streamflow",
 
 
 # -- the specs ---------------------------------------------------------------------------------
+
+def test_spec_files_are_what_make_specs_writes():
+    """task_specs/earthdata is generated: edit make_specs.py or specs/ and run it, never the
+    JSON."""
+    for make in make_specs.BUILDERS:
+        want = make_specs.build(make)
+        path = make_specs.OUT / (want["id"].split("/", 1)[1] + ".json")
+        assert json.loads(path.read_text()) == want, f"run make_specs: {path.name} is stale"
+    assert len(SPECS) == len(make_specs.BUILDERS)
+
 
 @pytest.mark.parametrize("spec_id", FAMILIES)
 def test_query_pools_are_split_in_stbench_proportions(spec_id):

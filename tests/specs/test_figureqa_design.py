@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pytest
-from sciagent_gym.envs.figureqa import build_specs, common, data, perceive, ticks
+from sciagent_gym.envs.figureqa import common, data, make_specs, perceive, ticks
 from sciagent_gym.envs.figureqa import figures_macro as macro
 
 from sciagent_gym.evaluation.checks import numeric
@@ -25,7 +25,7 @@ from sciagent_gym.tasks.task import variant_split
 from sciagent_gym.tools import load_tool_specs
 
 SPECS = load_tool_specs("figureqa")
-FAMILIES = build_specs.FAMILIES
+FAMILIES = make_specs.FAMILIES
 MC = [slug for slug, f in FAMILIES.items() if f["kind"] == "mc"]
 OPEN = [slug for slug, f in FAMILIES.items() if f["kind"] == "open"]
 

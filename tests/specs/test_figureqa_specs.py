@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image
 from rotation import rotation_key
-from sciagent_gym.envs.figureqa import build_specs, data, perceive
+from sciagent_gym.envs.figureqa import data, make_specs, perceive
 from sciagent_gym.envs.figureqa.common import BOX
 
 from sciagent_gym.evaluation import FinalState, evaluate
@@ -29,7 +29,7 @@ from sciagent_gym.tasks.task import Task, some_variants
 from sciagent_gym.tools import load_adapter, load_tool_specs
 
 SPECS = load_tool_specs("figureqa")
-FAMILIES = build_specs.FAMILIES
+FAMILIES = make_specs.FAMILIES
 FEASIBLE = [slug for slug, f in FAMILIES.items() if f["kind"] != "infeasible"]
 MC = [slug for slug, f in FAMILIES.items() if f["kind"] == "mc"]
 # what each option's text is, with the one attribute that may differ as the group
@@ -58,7 +58,7 @@ def _score(task: Task, work: Path, answer: str | None, status: str = "done"):
 
 def test_fifteen_families_of_eighty_items_over_four_scales_and_both_item_kinds():
     assert len(SPECS) == len(FAMILIES) >= 12
-    assert all(len(s.queries) == build_specs.POOL == 80 for s in SPECS.values())
+    assert all(len(s.queries) == make_specs.POOL == 80 for s in SPECS.values())
     scales = {t for s in SPECS.values() for t in s.tags if t.startswith("scale:")}
     assert scales == {"scale:atomic", "scale:micro", "scale:meso", "scale:macro"}
     kinds = {t for s in SPECS.values() for t in s.tags if t.startswith("item:")}
@@ -66,11 +66,13 @@ def test_fifteen_families_of_eighty_items_over_four_scales_and_both_item_kinds()
     assert all("csmbench" in s.tags for s in SPECS.values())
 
 
-@pytest.mark.parametrize("slug", sorted(FAMILIES))
-def test_spec_files_are_what_build_specs_writes(slug):
-    """Edit envs/figureqa/build_specs.py and rerun it, never the JSON by hand."""
-    path = build_specs.OUT / f"{slug}.json"
-    assert json.loads(path.read_text()) == build_specs.spec(slug, FAMILIES[slug])
+def test_spec_files_are_what_make_specs_writes():
+    """task_specs/figureqa is generated: edit make_specs.py and run it, never the JSON."""
+    for slug, family in FAMILIES.items():
+        path = make_specs.OUT / f"{slug}.json"
+        want = make_specs.spec(slug, family)
+        assert json.loads(path.read_text()) == want, f"run make_specs: {path.name} is stale"
+    assert len(SPECS) == len(FAMILIES)
 
 
 @pytest.mark.parametrize("fn", sorted(data.GENERATORS))
@@ -97,7 +99,7 @@ def test_generators_are_deterministic_per_item_and_fast(fn, tmp_path):
 @pytest.mark.parametrize("fn", sorted(TEMPLATES))
 def test_mc_options_differ_from_the_truth_in_one_attribute(fn):
     letters = set()
-    for item in range(build_specs.POOL):
+    for item in range(make_specs.POOL):
         c = data.CHOICES[fn](item)
         attrs = []
         for text in c["options"].values():

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sciagent_gym.envs.earthdata.data_common import DATASET_SEED, nse, scope_ids
+from sciagent_gym.envs.earthdata.datasets.common import DATASET_SEED, nse, scope_ids
 
 N_GROUPS = 40
 N_FEAT = 8

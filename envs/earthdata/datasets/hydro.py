@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sciagent_gym.envs.earthdata.data_common import (
+from sciagent_gym.envs.earthdata.datasets.common import (
     DATASET_SEED,
     DDF,
     HYDRO_END,

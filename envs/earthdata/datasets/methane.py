@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sciagent_gym.envs.earthdata.data_common import (
+from sciagent_gym.envs.earthdata.datasets.common import (
     CH4_END,
     CH4_START,
     DATASET_SEED,

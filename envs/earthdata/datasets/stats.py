@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sciagent_gym.envs.earthdata.data_agro import agriculture_dataset
-from sciagent_gym.envs.earthdata.data_common import HYDRO_TEST, scope_ids
-from sciagent_gym.envs.earthdata.data_hydro import (
+from sciagent_gym.envs.earthdata.datasets.agro import agriculture_dataset
+from sciagent_gym.envs.earthdata.datasets.common import HYDRO_TEST, scope_ids
+from sciagent_gym.envs.earthdata.datasets.hydro import (
     empty_scope_streamflow_files,
     hydrology_dataset,
 )

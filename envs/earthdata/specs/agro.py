@@ -1,9 +1,9 @@
 """Spec builders of the agriculture families: county clustering and yield-weather
-correlation (written by build_specs.py)."""
+correlation (written by make_specs.py)."""
 
 from __future__ import annotations
 
-from sciagent_gym.envs.earthdata.specs_common import (
+from sciagent_gym.envs.earthdata.specs.common import (
     agent_script,
     code_spec,
     covers,

@@ -1,4 +1,4 @@
-"""Shared pieces of the earth-data spec builders (build_specs.py is the entry point): the
+"""Shared pieces of the earth-data spec builders (make_specs.py is the entry point): the
 oracle step forms (a scripted run, the same as an agent's run(), the GUI oracle typing the
 script into the terminal), the criteria every family uses and the spec frame of a family whose
 oracles run its reference script."""
@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[2] / "task_specs" / "earthdata"
+OUT = Path(__file__).resolve().parents[3] / "task_specs" / "earthdata"
 TITLE = "EarthData terminal"
 
 

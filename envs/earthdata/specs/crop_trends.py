@@ -1,11 +1,11 @@
 """Spec builders of the further agriculture families: yield trends (exploratory analysis:
 Theil-Sen slope and Mann-Kendall tau per county) and a yield model carried to unseen counties
-(cross-dataset evaluation); written by build_specs.py."""
+(cross-dataset evaluation); written by make_specs.py."""
 
 from __future__ import annotations
 
-from sciagent_gym.envs.earthdata.specs_agro import CORR_QUERIES
-from sciagent_gym.envs.earthdata.specs_common import (
+from sciagent_gym.envs.earthdata.specs.agro import CORR_QUERIES
+from sciagent_gym.envs.earthdata.specs.common import (
     agent_script,
     code_spec,
     covers,

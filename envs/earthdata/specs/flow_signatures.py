@@ -1,10 +1,10 @@
 """Spec builders of the further hydrology families: streamflow signatures (novel metrics) and
 streamflow prediction scored per snow stratum (performance stratification); written by
-build_specs.py."""
+make_specs.py."""
 
 from __future__ import annotations
 
-from sciagent_gym.envs.earthdata.specs_common import (
+from sciagent_gym.envs.earthdata.specs.common import (
     agent_script,
     code_spec,
     covers,
@@ -18,7 +18,7 @@ from sciagent_gym.envs.earthdata.specs_common import (
     target,
     variant,
 )
-from sciagent_gym.envs.earthdata.specs_hydro import HYDRO_CODE, HYDRO_QUERIES
+from sciagent_gym.envs.earthdata.specs.hydro import HYDRO_CODE, HYDRO_QUERIES
 
 DATA = ("The work directory holds a CAMELS-like hydrology dataset as CSV: basins.csv "
         "(basin_id, area_km2, elev_m, lat, aridity = PET/P, snow_frac = share of "

@@ -1,12 +1,12 @@
 """Spec builders of ST-Bench's general control set (synthetic data with documented process
-models, envs/earthdata/data_general.py): transfer learning, sampling, forecasting and
-class-imbalance augmentation; written by build_specs.py."""
+models, envs/earthdata/datasets/general.py): transfer learning and sampling, and the helpers
+the set's other families (learning_workflows.py) share; written by make_specs.py."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from sciagent_gym.envs.earthdata.specs_common import (
+from sciagent_gym.envs.earthdata.specs.common import (
     agent_script,
     code_spec,
     covers,

@@ -1,11 +1,11 @@
 """Spec builders of the hydrology families: streamflow prediction and its infeasible
-empty-scope twin (written by build_specs.py)."""
+empty-scope twin (written by make_specs.py)."""
 
 from __future__ import annotations
 
 import json
 
-from sciagent_gym.envs.earthdata.specs_common import (
+from sciagent_gym.envs.earthdata.specs.common import (
     TITLE,
     agent_script,
     code_spec,

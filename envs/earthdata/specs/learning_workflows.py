@@ -1,10 +1,10 @@
-"""Spec builders of the general control set's second pair (envs/earthdata/data_general.py):
-a seasonal time-series forecast and class-imbalance augmentation; written by
-build_specs.py."""
+"""Spec builders of the general control set's learning workflows
+(envs/earthdata/datasets/general.py): a seasonal time-series forecast, class-imbalance
+augmentation and model distillation; written by make_specs.py."""
 
 from __future__ import annotations
 
-from sciagent_gym.envs.earthdata.specs_common import (
+from sciagent_gym.envs.earthdata.specs.common import (
     agent_script,
     covers,
     metrics_json,
@@ -13,7 +13,7 @@ from sciagent_gym.envs.earthdata.specs_common import (
     tags,
     target,
 )
-from sciagent_gym.envs.earthdata.specs_general import _code, _fit_gate, _scored, _spec
+from sciagent_gym.envs.earthdata.specs.general import _code, _fit_gate, _scored, _spec
 
 # -- forecasting a weekly series a year ahead --------------------------------------------------
 

@@ -1,9 +1,9 @@
 """Spec builders of the wetland methane families: CH4 gap filling and Q10 estimation
-(written by build_specs.py)."""
+(written by make_specs.py)."""
 
 from __future__ import annotations
 
-from sciagent_gym.envs.earthdata.specs_common import (
+from sciagent_gym.envs.earthdata.specs.common import (
     agent_script,
     code_spec,
     covers,

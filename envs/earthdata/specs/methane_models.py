@@ -1,10 +1,11 @@
 """Spec builders of the further wetland methane families: forecasting a withheld year of CH4
-fluxes (held out) and comparing a temperature-only with a temperature + water-table model by
-AIC (model comparison); written by build_specs.py."""
+fluxes (held out), comparing a temperature-only with a temperature + water-table model by
+AIC (model comparison) and the annual CH4 budget (up-downscaling); written by
+make_specs.py."""
 
 from __future__ import annotations
 
-from sciagent_gym.envs.earthdata.specs_common import (
+from sciagent_gym.envs.earthdata.specs.common import (
     agent_script,
     code_spec,
     covers,
@@ -17,7 +18,7 @@ from sciagent_gym.envs.earthdata.specs_common import (
     target,
     variant,
 )
-from sciagent_gym.envs.earthdata.specs_methane import CH4_CODE, CH4_QUERIES
+from sciagent_gym.envs.earthdata.specs.methane import CH4_CODE, CH4_QUERIES
 
 DATA = ("The work directory holds a MethaneWet-like wetland methane dataset as CSV: "
         "sites.csv (site_id, wetland_type bog/fen/marsh, lat, permafrost 0/1, "

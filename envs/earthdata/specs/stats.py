@@ -1,12 +1,11 @@
-"""Spec builders of two per-id statistic families (envs/earthdata/data_stats.py): the slope of
-the flow duration curve per basin (hydrology, novel metrics) and the yield stability per
-county (agriculture, exploratory analysis); written by build_specs.py."""
+"""Spec builders of two per-id statistic families (envs/earthdata/datasets/stats.py): the
+slope of the flow duration curve per basin (hydrology, novel metrics) and the yield stability
+per county (agriculture, exploratory analysis); written by make_specs.py."""
 
 from __future__ import annotations
 
-from sciagent_gym.envs.earthdata.specs_agro import CORR_QUERIES
-from sciagent_gym.envs.earthdata.specs_agro_more import DATA as AGRO_DATA
-from sciagent_gym.envs.earthdata.specs_common import (
+from sciagent_gym.envs.earthdata.specs.agro import CORR_QUERIES
+from sciagent_gym.envs.earthdata.specs.common import (
     agent_script,
     code_spec,
     covers,
@@ -19,8 +18,9 @@ from sciagent_gym.envs.earthdata.specs_common import (
     target,
     variant,
 )
-from sciagent_gym.envs.earthdata.specs_hydro import HYDRO_QUERIES
-from sciagent_gym.envs.earthdata.specs_hydro_more import DATA as HYDRO_DATA
+from sciagent_gym.envs.earthdata.specs.crop_trends import DATA as AGRO_DATA
+from sciagent_gym.envs.earthdata.specs.flow_signatures import DATA as HYDRO_DATA
+from sciagent_gym.envs.earthdata.specs.hydro import HYDRO_QUERIES
 
 # -- the slope of the flow duration curve ------------------------------------------------------
 

@@ -6,20 +6,22 @@ and a CD matrix, with its own pixel <-> world functions. Pixel coordinates follo
 the first pixel's centre is (1, 1); ``array[j, i]`` is image pixel (x = i + 1, y = j + 1).
 
 Every generator takes ``(work_dir, rng, **args)``, writes its files into the task's working
-directory and returns gold values computed from the data it wrote.
+directory and returns gold values computed from the data it wrote. The FITS writer and reader
+are ``fits.py``, the TAN world coordinates ``wcs.py``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sciagent_gym.envs.ds9.fits import read_fits, write_fits
+from sciagent_gym.envs.ds9.wcs import TanWCS
 
-BLOCK = 2880
-CARD = 80
+#: getters.py reads files and coordinates with these, from here.
+__all__ = ["GENERATORS", "TanWCS", "field_wcs", "read_fits"]
 
 # One sky field (near the COSMOS field centre): every variant uses this projection centre, so
 # that targets can be named by RA/Dec in the instruction.
@@ -35,187 +37,6 @@ NOISE = 4.0
 # "screen_x"/"screen_y" say where a source is, for GUI oracles that point at it as an agent
 # who sees it would; they are positions, never answers.
 SCREEN_ORIGIN = (300, 666)
-
-
-# --- FITS ----------------------------------------------------------------------------------
-
-
-def _card(key: str, value: Any = None, comment: str = "") -> str:
-    """One 80-character header card (fixed format for numbers, logicals and strings)."""
-    if key in ("END", "COMMENT", "HISTORY", ""):
-        return f"{key:<8}{value or ''}"[:CARD].ljust(CARD)
-    if isinstance(value, bool):
-        text = f"{'T' if value else 'F':>20}"
-    elif isinstance(value, (int, np.integer)):
-        text = f"{int(value):>20d}"
-    elif isinstance(value, (float, np.floating)):
-        text = f"{float(value):>20.12G}"
-        if "." not in text and "E" not in text:
-            text = f"{float(value):>20.1f}"
-    else:
-        quoted = "'" + str(value).replace("'", "''").ljust(8) + "'"
-        text = f"{quoted:<20}"
-    card = f"{key:<8}= {text}"
-    if comment:
-        card += f" / {comment}"
-    if len(card) > CARD:
-        raise ValueError(f"FITS card {key} is longer than 80 characters")
-    return card.ljust(CARD)
-
-
-def fits_bytes(data: np.ndarray, header: list[tuple] | None = None) -> bytes:
-    """A one-HDU FITS file: a 2-D float image (BITPIX -32) and extra ``(key, value[,
-    comment])`` cards."""
-    data = np.asarray(data, dtype=">f4")
-    if data.ndim != 2:
-        raise ValueError("only 2-D images")
-    ny, nx = data.shape
-    cards = [_card("SIMPLE", True, "conforms to FITS standard"),
-             _card("BITPIX", -32, "32-bit IEEE floats"), _card("NAXIS", 2),
-             _card("NAXIS1", nx), _card("NAXIS2", ny)]
-    cards += [_card(*c) for c in (header or [])]
-    cards.append(_card("END"))
-    head = "".join(cards).encode("ascii")
-    head += b" " * (-len(head) % BLOCK)
-    body = data.tobytes()
-    body += b"\0" * (-len(body) % BLOCK)
-    return head + body
-
-
-def write_fits(path: Path, data: np.ndarray, header: list[tuple] | None = None) -> None:
-    Path(path).write_bytes(fits_bytes(data, header))
-
-
-def _parse_value(raw: str) -> Any:
-    raw = raw.strip()
-    if raw.startswith("'"):
-        end, i = None, 1
-        while i < len(raw):
-            if raw[i] == "'":
-                if i + 1 < len(raw) and raw[i + 1] == "'":
-                    i += 2
-                    continue
-                end = i
-                break
-            i += 1
-        if end is None:
-            raise ValueError(f"unterminated string {raw!r}")
-        return raw[1:end].replace("''", "'").rstrip()
-    value = raw.split("/", 1)[0].strip()
-    if value in ("T", "F"):
-        return value == "T"
-    if value == "":
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return float(value.replace("D", "E"))
-
-
-def read_fits(data: bytes) -> tuple[dict[str, Any], np.ndarray | None]:
-    """The primary HDU of a FITS file: (header dict, image array or None). Raises ValueError
-    for anything that is not a readable FITS image."""
-    if not data.startswith(b"SIMPLE  ="):
-        raise ValueError("not a FITS file (no SIMPLE card)")
-    header: dict[str, Any] = {}
-    pos = 0
-    while True:
-        if pos + CARD > len(data):
-            raise ValueError("truncated FITS header (no END card)")
-        card = data[pos:pos + CARD].decode("ascii", errors="replace")
-        pos += CARD
-        key = card[:8].strip()
-        if key == "END":
-            break
-        if card[8:10] == "= " and key:
-            header[key] = _parse_value(card[10:])
-    pos += -pos % BLOCK
-    naxis = int(header.get("NAXIS", 0))
-    if naxis == 0:
-        return header, None
-    shape = [int(header[f"NAXIS{i}"]) for i in range(naxis, 0, -1)]
-    dtypes = {8: ">u1", 16: ">i2", 32: ">i4", 64: ">i8", -32: ">f4", -64: ">f8"}
-    bitpix = int(header["BITPIX"])
-    if bitpix not in dtypes:
-        raise ValueError(f"unsupported BITPIX {bitpix}")
-    count = int(np.prod(shape))
-    nbytes = count * abs(bitpix) // 8
-    if pos + nbytes > len(data):
-        raise ValueError("truncated FITS data")
-    arr = np.frombuffer(data, dtypes[bitpix], count, pos).reshape(shape).astype(float)
-    arr = arr * float(header.get("BSCALE", 1.0)) + float(header.get("BZERO", 0.0))
-    while arr.ndim > 2 and arr.shape[0] == 1:
-        arr = arr[0]
-    return header, arr
-
-
-# --- TAN world coordinates ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TanWCS:
-    """A gnomonic projection: reference pixel (1-based), reference sky position (deg) and the
-    CD matrix (deg per pixel); RA increases to the left when CD1_1 < 0."""
-
-    crpix1: float
-    crpix2: float
-    crval1: float
-    crval2: float
-    cd: tuple[tuple[float, float], tuple[float, float]]
-
-    @classmethod
-    def from_header(cls, h: dict[str, Any]) -> TanWCS:
-        for key in ("CTYPE1", "CTYPE2"):
-            if "TAN" not in str(h.get(key, "")):
-                raise ValueError(f"{key} is {h.get(key)!r}, not a TAN projection")
-        if "CD1_1" in h:
-            cd = ((float(h["CD1_1"]), float(h.get("CD1_2", 0.0))),
-                  (float(h.get("CD2_1", 0.0)), float(h["CD2_2"])))
-        else:
-            cd = ((float(h["CDELT1"]), 0.0), (0.0, float(h["CDELT2"])))
-        return cls(float(h["CRPIX1"]), float(h["CRPIX2"]), float(h["CRVAL1"]),
-                   float(h["CRVAL2"]), cd)
-
-    def header(self) -> list[tuple]:
-        return [("CTYPE1", "RA---TAN"), ("CTYPE2", "DEC--TAN"), ("RADESYS", "FK5"),
-                ("EQUINOX", 2000.0), ("CRPIX1", self.crpix1), ("CRPIX2", self.crpix2),
-                ("CRVAL1", self.crval1), ("CRVAL2", self.crval2),
-                ("CD1_1", self.cd[0][0]), ("CD1_2", self.cd[0][1]),
-                ("CD2_1", self.cd[1][0]), ("CD2_2", self.cd[1][1]),
-                ("CUNIT1", "deg"), ("CUNIT2", "deg")]
-
-    @property
-    def pixel_scale_arcsec(self) -> float:
-        """Mean pixel size in arcsec (square root of |det CD|)."""
-        det = self.cd[0][0] * self.cd[1][1] - self.cd[0][1] * self.cd[1][0]
-        return math.sqrt(abs(det)) * 3600.0
-
-    def pix2world(self, x, y):
-        """Image pixel (1-based) -> (RA, Dec) in degrees; works on arrays."""
-        dx = np.asarray(x, float) - self.crpix1
-        dy = np.asarray(y, float) - self.crpix2
-        xi = np.radians(self.cd[0][0] * dx + self.cd[0][1] * dy)
-        eta = np.radians(self.cd[1][0] * dx + self.cd[1][1] * dy)
-        ra0, dec0 = math.radians(self.crval1), math.radians(self.crval2)
-        denom = math.cos(dec0) - eta * math.sin(dec0)
-        ra = ra0 + np.arctan2(xi, denom)
-        dec = np.arctan2((eta * math.cos(dec0) + math.sin(dec0)) * np.cos(ra - ra0), denom)
-        return np.degrees(ra) % 360.0, np.degrees(dec)
-
-    def world2pix(self, ra, dec):
-        """(RA, Dec) in degrees -> image pixel (1-based); works on arrays."""
-        ra = np.radians(np.asarray(ra, float))
-        dec = np.radians(np.asarray(dec, float))
-        ra0, dec0 = math.radians(self.crval1), math.radians(self.crval2)
-        cosc = math.sin(dec0) * np.sin(dec) + math.cos(dec0) * np.cos(dec) * np.cos(ra - ra0)
-        xi = np.degrees(np.cos(dec) * np.sin(ra - ra0) / cosc)
-        eta = np.degrees((math.cos(dec0) * np.sin(dec)
-                          - math.sin(dec0) * np.cos(dec) * np.cos(ra - ra0)) / cosc)
-        (a, b), (c, d) = self.cd
-        det = a * d - b * c
-        dx = (d * xi - b * eta) / det
-        dy = (-c * xi + a * eta) / det
-        return dx + self.crpix1, dy + self.crpix2
 
 
 def field_wcs(rotation_deg: float = 0.0) -> TanWCS:

@@ -7,19 +7,29 @@ continuous values too (the speech's level and its leading and trailing silence, 
 pitches, the vowels' F0 and noise), so no two seeds share an input and a held-out ``test``
 episode never repeats a ``train`` one. Gold values that depend on Praat's analyses (pitch,
 formants, resampling) come from ``praat --run`` on the host over the same files (with a
-throw-away HOME), never from the sandbox.
+throw-away HOME), never from the sandbox. Sound files and ``praat --run`` are
+``sound_io.py``; the synthetic vowels are ``vowels.py``.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
-import wave
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sciagent_gym.envs.praat.sound_io import (
+    intensity_db,
+    praat_run,
+    praat_run_in,
+    read_wav,
+    write_wav,
+)
+from sciagent_gym.envs.praat.vowels import vowels
+
+#: getters.py reads sounds with read_wav and intensity_db from here.
+__all__ = ["GENERATORS", "intensity_db", "read_wav", "write_wav"]
 
 SENTENCES = (
     "she sells sea shells by the sea shore on sunny days",
@@ -27,54 +37,6 @@ SENTENCES = (
     "we were away a year ago when all the leaves were yellow",
     "many mellow lemons were lying in the narrow valley",
 )
-P_REF = 2e-5  # Pa: Praat's reference for intensity in dB
-
-
-def write_wav(path: Path, samples: np.ndarray, rate: int) -> np.ndarray:
-    """Write mono 16-bit PCM; returns the samples as Praat reads them back (-1..1)."""
-    pcm = np.clip(np.round(np.asarray(samples, float) * 32768), -32768, 32767).astype("<i2")
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(int(rate))
-        w.writeframes(pcm.tobytes())
-    return pcm.astype(float) / 32768
-
-
-def read_wav(path: Path) -> tuple[np.ndarray, int, int]:
-    """(samples of the first channel scaled to -1..1, rate, channels) of a 16-bit PCM WAV."""
-    with wave.open(str(path), "rb") as w:
-        rate, channels, width = w.getframerate(), w.getnchannels(), w.getsampwidth()
-        raw = w.readframes(w.getnframes())
-    if width != 2:
-        raise ValueError(f"{path}: {8 * width}-bit samples, expected 16-bit")
-    data = np.frombuffer(raw, "<i2").astype(float) / 32768
-    return data.reshape(-1, channels)[:, 0], rate, channels
-
-
-def intensity_db(samples: np.ndarray) -> float:
-    """Praat's Sound: Get intensity (dB): 10 log10 of the mean square over (2e-5 Pa)^2
-    (-inf for silence, where Praat says "undefined")."""
-    with np.errstate(divide="ignore"):
-        return float(10 * np.log10(np.mean(np.square(samples)) / P_REF**2))
-
-
-def praat_run(script: str, *args: Any) -> list[str]:
-    """Run a Praat script headless on the host; returns its Info lines."""
-    with tempfile.TemporaryDirectory(prefix="sciagent-praat-gold-") as home:
-        return _praat_run_in(Path(home), script, *args)
-
-
-def _praat_run_in(home: Path, script: str, *args: Any) -> list[str]:
-    """``praat --run`` with ``home`` as HOME (where a script may also leave files)."""
-    path = home / "gold.praat"
-    path.write_text(script)
-    res = subprocess.run(["praat", "--run", str(path), *map(str, args)],
-                         capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "HOME": str(home)})
-    if res.returncode != 0:
-        raise RuntimeError(f"praat --run failed: {res.stderr.strip() or res.stdout.strip()}")
-    return res.stdout.split()
 
 
 def _espeak(path: Path, text: str, pitch: int, speed: int, voice: str = "en-us") -> None:
@@ -223,133 +185,6 @@ def tones(work: Path, rng: np.random.Generator, names: list[str], order: list[st
             "reversed": wrong[None, :].astype(np.float32)}
 
 
-_VOWELS = {"a": (750, 1200, 2600), "i": (290, 2250, 2900), "u": (320, 850, 2300),
-           "e": (480, 1850, 2650), "o": (500, 900, 2500)}
-
-_FORMANT_GOLD = """form gold
-  sentence path
-  real t
-  real other
-endform
-Read from file: path$
-To Formant (burg): 0, 5, 5500, 0.025, 50
-a = Get value at time: 1, t, "hertz", "linear"
-b = Get value at time: 2, t, "hertz", "linear"
-c = Get value at time: 1, other, "hertz", "linear"
-writeInfoLine: a, " ", b, " ", c
-"""
-
-
-def glottal_pulses(f0: float, rate: int, n: int) -> np.ndarray:
-    """Sample indices of a pulse train at ``f0`` Hz within ``n`` samples (float rounding in
-    ``arange`` can put a last pulse at index ``n``; about 1 f0 in 200 did)."""
-    idx = (np.arange(0, n / rate, 1 / f0) * rate).astype(int)
-    return idx[idx < n]
-
-
-#: F1 of the synthetic vowels (Hz), drawn uniformly: from a man's /i/ (about 250 Hz) to a
-#: child's /a/ (about 1100 Hz). With the tasks' 15 Hz tolerance one constant answer passed 4
-#: of 30 unseen episodes with 250-850 Hz and still 4 with this range (prior audit,
-#: 2026-12-07: chance, about 1 draw in 4 at this width); above ~1150 Hz Praat's Burg F1
-#: often lands 100-400 Hz below the synthesised one (F1 and F2 merge), so wider is no fix.
-F1_RANGE = (240.0, 1150.0)
-
-
-def _draw_formants(rng: np.random.Generator, first: str, second: str, glide: float = 0.0
-                   ) -> dict[str, tuple[float, float, float, float]]:
-    """F1 (at the vowel's start), F2, F3 and F1 at the vowel's end for the two vowels (see
-    :func:`vowels`). Without ``glide`` the end equals the start and the draws are exactly the
-    ones made before glides existed."""
-    f1_first = float(rng.uniform(*F1_RANGE))
-    f1_second = f1_first
-    while abs(f1_second - f1_first) < 150:
-        f1_second = float(rng.uniform(*F1_RANGE))
-    out = {}
-    for vowel, f1 in ((first, f1_first), (second, f1_second)):
-        f2, f3 = np.array(_VOWELS[vowel][1:]) * rng.uniform(0.95, 1.05, 2)
-        out[vowel] = (f1, max(float(f2), f1 + 350), float(f3), f1)
-    if glide:
-        # Ends drawn again until the two vowels' F1 stay at least 150 Hz apart at every
-        # matching time (the ends on the same side as the starts): the other vowel's F1 at the
-        # same place in it is never near the answer.
-        for _ in range(100):
-            ends = [float(np.clip(out[v][0] + rng.uniform(-glide, glide), *F1_RANGE))
-                    for v in (first, second)]
-            if (ends[0] - ends[1]) * (f1_first - f1_second) > 0 and abs(ends[0] - ends[1]) >= 150:
-                break
-        else:
-            ends = [f1_first, f1_second]
-        for vowel, end in zip((first, second), ends, strict=True):
-            f1, f2, f3, _ = out[vowel]
-            out[vowel] = (f1, max(f2, max(f1, end) + 350), f3, end)
-    return out
-
-
-def _resonate(src: np.ndarray, f_start: float, f_end: float, bw: float, rate: int
-              ) -> np.ndarray:
-    """A two-pole resonator whose centre frequency moves linearly from ``f_start`` to
-    ``f_end`` over the signal (a constant one when they are equal)."""
-    from scipy.signal import lfilter
-
-    r = np.exp(-np.pi * bw / rate)
-    if f_start == f_end:
-        theta = 2 * np.pi * f_start / rate
-        return lfilter([1 - r], [1, -2 * r * np.cos(theta), r * r], src)
-    c = 2 * r * np.cos(2 * np.pi * np.linspace(f_start, f_end, len(src)) / rate)
-    out = np.zeros(len(src))
-    y1 = y2 = 0.0
-    for i, x in enumerate(src):
-        y = (1 - r) * x + c[i] * y1 - r * r * y2
-        out[i] = y
-        y1, y2 = y, y1
-    return out
-
-
-def _f1_at(formants: tuple[float, float, float, float], frac: float) -> float:
-    """The synthesised F1 a fraction ``frac`` of the way through a vowel."""
-    return float(formants[0] + (formants[3] - formants[0]) * frac)
-
-
-def vowels(work: Path, rng: np.random.Generator, path: str, first: str, second: str,
-           at: float, rate: int = 11025, glide: float = 0.0) -> dict[str, Any]:
-    """Two synthetic vowels, 0.5 s each (a glottal pulse train at 110-130 Hz through three
-    formant resonators), ``first`` then ``second``.
-
-    Each vowel's F1 is drawn from 240-1150 Hz (the two at least 150 Hz apart), its F2 and F3
-    around the vowel's textbook values (within 5 %, F2 at least 350 Hz above F1), so that no
-    constant answer is often right (with textbook formants one was right in 2 of 5 episodes).
-    With ``glide`` (Hz) each vowel's F1 moves linearly over its 0.5 s from the drawn value by a
-    further uniform -glide..+glide (clipped to the range), so F1 depends on the time asked for
-    within a vowel as well as on the vowel.
-
-    Gold: Praat's F1 and F2 (Formant (burg) with the standard settings) at time ``at`` and F1
-    at the same place in the other vowel, plus the F1 the vowel was synthesised with.
-    """
-    from scipy.signal import lfilter
-
-    f0 = float(rng.uniform(110, 130))
-    formants = _draw_formants(rng, first, second, glide)
-    pieces = []
-    for vowel in (first, second):
-        n = int(0.5 * rate)
-        src = np.zeros(n)
-        src[glottal_pulses(f0, rate, n)] = 1.0
-        src = lfilter([1.0], [1.0, -0.97], src)  # glottal roll-off
-        f1, f2, f3, f1_end = formants[vowel]
-        for start, end, bw in ((f1, f1_end, 80), (f2, f2, 100), (f3, f3, 150)):
-            src = _resonate(src, start, end, bw, rate)
-        pieces.append(src / np.abs(src).max())
-    signal = np.concatenate(pieces)
-    signal += rng.normal(0, 0.002, signal.shape)
-    write_wav(work / path, 0.5 * signal / np.abs(signal).max(), rate)
-    other = at + 0.5 if at < 0.5 else at - 0.5
-    f1, f2, f1_other = (float(v) for v in praat_run(_FORMANT_GOLD, work / path, at, other)[:3])
-    return {"f1": f1, "f2": f2, "f1_other": f1_other,
-            "f1_synth": _f1_at(formants[first if at < 0.5 else second], at % 0.5 / 0.5),
-            "f0": f0,
-            "duration": len(signal) / rate}
-
-
 _RESAMPLE_GOLD = """form gold
   sentence path
   real rate
@@ -372,7 +207,7 @@ def resampled(work: Path, rng: np.random.Generator, source: str, rate: int) -> d
     """
     with tempfile.TemporaryDirectory(prefix="sciagent-praat-gold-") as home:
         out = Path(home) / "resampled.wav"
-        _praat_run_in(Path(home), _RESAMPLE_GOLD, work / source, rate, out)
+        praat_run_in(Path(home), _RESAMPLE_GOLD, work / source, rate, out)
         samples, got_rate, _ = read_wav(out)
     if got_rate != int(rate):
         raise RuntimeError(f"Praat resampled to {got_rate} Hz, not {rate} Hz")
@@ -414,7 +249,7 @@ def speech_part(work: Path, rng: np.random.Generator, source: str, t1: float, t2
     """
     with tempfile.TemporaryDirectory(prefix="sciagent-praat-gold-") as home:
         out = Path(home) / "part.wav"
-        dur, db, f0 = (float(v) for v in _praat_run_in(
+        dur, db, f0 = (float(v) for v in praat_run_in(
             Path(home), _PART_GOLD, work / source, t1, t2, floor, ceiling, rate, out)[:3])
         resampled_samples, got_rate, _ = read_wav(out)
     if got_rate != int(rate):

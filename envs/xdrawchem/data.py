@@ -12,24 +12,18 @@ length, draws it around a seeded point of the visible page. Each generator retur
 position of every atom (the GUI oracles click on atoms and bonds there, as an agent clicks on
 what it sees), the canonical SMILES the saved structures are compared with, the formula, the
 weight and the elemental composition in mass percent. Gold values never enter the sandbox.
+Open Babel runs are ``babel.py``, the placement on the page ``page.py``.
 """
 
 from __future__ import annotations
 
-import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-#: Page origin on screen and XDrawChem's molfile placement (measured, see the adapter).
-PAGE_X, PAGE_Y = 317, 116
-OFFSET, BOND_PX = 11.6667, 25.0
-
-#: Standard atomic weights (IUPAC 2013, abridged) for the elemental analysis.
-MASS = {"H": 1.008, "C": 12.011, "N": 14.007, "O": 15.999, "F": 18.998, "S": 32.06,
-        "Cl": 35.45, "Br": 79.904, "I": 126.904, "P": 30.974}
+from .babel import canonical, composition, mass_percent, props_of_molfile
+from .page import BOND_PX, _bond_click, _gold, layout
 
 #: Real small molecules: name -> SMILES (no stereo: XDrawChem draws 2D without wedges here).
 MOLECULES = {
@@ -92,109 +86,6 @@ LEAD_GROUPS = ["O", "OC", "OCC", "OCCC", "OCCCC", "OCCCCC", "N", "NC", "N(C)C", 
                "CC#N", "C=C", "CC=C", "C(N)=O", "SC", "SCC", "SCCC", "OCCO", "NCCO", "OCCOC",
                "OCC(=O)O", "CCCCCC", "OCCCCCC", "NC(=O)OC", "NC(=O)OCC", "NC(N)=O", "C(=O)CCCC",
                "C(=O)OCCCC", "SCCCC", "OCCOCC", "OCC#N", "C#CC", "N(CC)CCC"]
-
-# -- Open Babel on the host -------------------------------------------------------------------
-
-def _obabel(args: list[str], stdin: str | None = None, timeout: float = 60.0) -> str:
-    res = subprocess.run(["obabel", *args], input=stdin, capture_output=True, text=True,
-                         timeout=timeout, check=False)
-    if res.returncode != 0 or not res.stdout.strip():
-        raise RuntimeError(f"obabel {' '.join(args)} failed: {res.stderr.strip()[-300:]}")
-    return res.stdout
-
-
-def props_of_molfile(text: str) -> dict[str, Any]:
-    """Canonical SMILES, Hill formula and weight of a (trusted) molfile, by Open Babel, read
-    the way the getters read a saved file (elements, charges and bond orders only)."""
-    from .getters import clean_molfile, parse_molfile
-
-    clean = clean_molfile(parse_molfile(text, "generated molfile").molecules[0])
-    out = _obabel(["-imol", "-ocan", "--append", "formula MW"], stdin=clean)
-    line = out.strip().splitlines()[0]
-    smiles, _, rest = line.partition("\t")
-    formula, mw = rest.split()[:2]
-    return {"can": smiles.strip(), "formula": formula, "mw": round(float(mw), 3)}
-
-
-def canonical(smiles: str) -> dict[str, Any]:
-    """The props of a SMILES as they come out of a molfile (the way saved files are read)."""
-    return props_of_molfile(_obabel([f"-:{smiles}", "-omol", "--gen2d"]))
-
-
-def composition(formula: str) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for el, n in re.findall(r"([A-Z][a-z]?)(\d*)", formula):
-        counts[el] = counts.get(el, 0) + (int(n) if n else 1)
-    return counts
-
-
-def mass_percent(formula: str) -> dict[str, float]:
-    counts = composition(formula)
-    total = sum(MASS[el] * n for el, n in counts.items())
-    return {el: round(100.0 * MASS[el] * n / total, 3) for el, n in counts.items()}
-
-
-# -- molfiles ---------------------------------------------------------------------------------
-
-def _parse_v2000(text: str) -> tuple[list[str], list[str], np.ndarray, list[tuple[int, int]]]:
-    lines = text.splitlines()
-    n_atoms, n_bonds = int(lines[3][0:3]), int(lines[3][3:6])
-    atom_lines = lines[4:4 + n_atoms]
-    bond_lines = lines[4 + n_atoms:4 + n_atoms + n_bonds]
-    xy = np.array([[float(ln[0:10]), float(ln[10:20])] for ln in atom_lines])
-    elements = [ln[31:34].strip() for ln in atom_lines]
-    bonds = [(int(ln[0:3]) - 1, int(ln[3:6]) - 1) for ln in bond_lines]
-    return lines, elements, xy, bonds
-
-
-def layout(smiles: str, rng: np.random.Generator, center: tuple[float, float] = (375, 330),
-           jitter: float = 40.0) -> tuple[str, dict[str, Any]]:
-    """A molfile of ``smiles`` placed for XDrawChem around page ``center`` (+- jitter px),
-    and where its atoms land on screen."""
-    raw = _obabel([f"-:{smiles}", "-omol", "--gen2d"])
-    lines, elements, xy, bonds = _parse_v2000(raw)
-    if bonds:
-        mean = float(np.mean([np.linalg.norm(xy[a] - xy[b]) for a, b in bonds]))
-        xy = xy / mean
-    lo, hi = xy.min(axis=0), xy.max(axis=0)
-    cx = center[0] + float(rng.uniform(-jitter, jitter))
-    cy = center[1] + float(rng.uniform(-jitter, jitter))
-    target = np.array([cx / BOND_PX - OFFSET, cy / BOND_PX - OFFSET])
-    xy = np.round(xy - (lo + hi) / 2 + target, 4)
-    out = lines[:4]
-    for i, ln in enumerate(lines[4:4 + len(elements)]):
-        out.append(f"{xy[i, 0]:10.4f}{xy[i, 1]:10.4f}" + ln[20:])
-    out += lines[4 + len(elements):]
-    text = "\n".join(out) + "\n"
-    # where XDrawChem draws each atom (mean bond length of the rounded coordinates, as it reads)
-    mean = float(np.mean([np.linalg.norm(xy[a] - xy[b]) for a, b in bonds])) if bonds else 1.0
-    page = (xy + OFFSET) * BOND_PX / mean
-    screen = [[int(round(PAGE_X + x)), int(round(PAGE_Y + y))] for x, y in page]
-    extent = page.max(axis=0) - page.min(axis=0)
-    return text, {"elements": elements, "screen": screen, "bonds": bonds,
-                  "width_px": round(float(extent[0]), 1), "height_px": round(float(extent[1]), 1),
-                  "center": [float(page[:, 0].mean()) + PAGE_X,
-                             float(page[:, 1].mean()) + PAGE_Y]}
-
-
-def _bond_click(info: dict[str, Any]) -> list[int]:
-    """A point on the middle of a bond between two unlabelled carbons (nothing but the line
-    is drawn there), for clicks that must land on the molecule."""
-    els, scr = info["elements"], info["screen"]
-    for a, b in info["bonds"]:
-        if els[a] == "C" and els[b] == "C":
-            return [(scr[a][0] + scr[b][0]) // 2, (scr[a][1] + scr[b][1]) // 2]
-    a, b = info["bonds"][0]
-    return [(scr[a][0] + scr[b][0]) // 2, (scr[a][1] + scr[b][1]) // 2]
-
-
-def _gold(smiles: str, info: dict[str, Any]) -> dict[str, Any]:
-    props = canonical(smiles)
-    click = _bond_click(info)
-    return {**props, "percent": mass_percent(props["formula"]), "click_x": click[0],
-            "click_y": click[1], "screen": info["screen"], "width_px": info["width_px"],
-            "height_px": info["height_px"]}
-
 
 # -- generators -------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
 
 load_tool_getters("amide")
 
-from sciagent_gym.envs.amide import data, getters  # noqa: E402
+from sciagent_gym.envs.amide import data, getters, roi_stats, xif  # noqa: E402
 
 SPECS = load_tool_specs("amide")
 
@@ -86,7 +86,7 @@ def test_the_isocontour_volume_is_the_lesion_when_the_threshold_separates(tmp_pa
 def test_a_study_reads_back_with_its_rois(tmp_path):
     gold = data.head(tmp_path, np.random.default_rng(7), path="s.xif", lesions=2,
                      rois=["lesion", "reference"], roi_shrink=0.7)
-    study = getters.read_study(_state(tmp_path), "s.xif")
+    study = xif.read_study(_state(tmp_path), "s.xif")
     assert study["n_data_sets"] == 1 and study["roi_names"] == ["lesion", "reference"]
     ds = study["data_set"]
     assert ds["dims"] == list(data.SHAPE) and ds["voxel_size"] == [2.0, 2.0, 2.0]
@@ -116,7 +116,7 @@ def test_a_xif_directory_reads_like_a_flat_file(tmp_path):
         "<coordinate_space_y>0\t1\t0</coordinate_space_y>"
         "<coordinate_space_z>0\t0\t1</coordinate_space_z>"
         "<corner>20\t20\t2</corner><type>ellipsoid</type></roi></amide_data_file_version>")
-    study = getters.read_study(_state(tmp_path), "dir.xif")
+    study = xif.read_study(_state(tmp_path), "dir.xif")
     [roi] = study["rois"]
     assert roi["centre"] == [-25.0, -11.0, 0.0] and roi["radii"] == [10.0, 10.0, 1.0]
     assert roi["volume"] == pytest.approx(4 / 3 * math.pi * 100)
@@ -128,7 +128,7 @@ def test_a_xif_directory_reads_like_a_flat_file(tmp_path):
 def test_junk_studies_are_refused(tmp_path, junk):
     (tmp_path / "j.xif").write_bytes(junk)
     with pytest.raises(GetterError):
-        getters.read_study(_state(tmp_path), "j.xif")
+        xif.read_study(_state(tmp_path), "j.xif")
 
 
 def test_entities_are_refused(tmp_path):
@@ -140,17 +140,17 @@ def test_entities_are_refused(tmp_path):
     blob[0x40:0x50] = np.array([len(blob), len(evil)], "<u8").tobytes()
     (tmp_path / "s.xif").write_bytes(bytes(blob) + evil)
     with pytest.raises(GetterError, match="DTD"):
-        getters.read_study(_state(tmp_path), "s.xif")
+        xif.read_study(_state(tmp_path), "s.xif")
 
 
 def test_roi_statistics_as_amide_writes_them(tmp_path):
     (tmp_path / "stats.tsv").write_text(STATS)
-    row = getters.amide_stats(_state(tmp_path), "stats.tsv", roi="lesion")
+    row = roi_stats.amide_stats(_state(tmp_path), "stats.tsv", roi="lesion")
     assert row["mean"] == pytest.approx(800.377) and row["size"] == 901 and row["voxels"] == 160
-    assert getters.amide_stats(_state(tmp_path), "stats.tsv", key="rois") == ["lesion"]
+    assert roi_stats.amide_stats(_state(tmp_path), "stats.tsv", key="rois") == ["lesion"]
     (tmp_path / "bad.tsv").write_text("lesion 1 2 3\n")
     with pytest.raises(GetterError):
-        getters.amide_stats(_state(tmp_path), "bad.tsv")
+        roi_stats.amide_stats(_state(tmp_path), "bad.tsv")
 
 
 # -- criteria on files an oracle and a wrong attempt would leave --------------------------------
@@ -165,7 +165,7 @@ def test_roi_mean_task_pays_for_the_mean_under_the_saved_roi_only(tmp_path, seed
     r = float(int(0.55 * min(lesion["axes"][:2])))
     data.write_xif(work / "lesion_roi.xif", np.zeros(data.SHAPE, np.int16), "patient",
                    [("lesion", lesion["centre"], [r, r, 4.0])])
-    mean = getters.amide_roi_mean(_state(work), "lesion_roi.xif", gold["array"], "lesion",
+    mean = roi_stats.amide_roi_mean(_state(work), "lesion_roi.xif", gold["array"], "lesion",
                                   key="mean")
     assert _score(task, work, answer=f"{mean:.1f}").score == 1.0
     # ring enhancement: the whole lesion and its centre give other means than this ROI
@@ -191,8 +191,8 @@ def test_roi_weights_match_amide_partial_voxels(tmp_path, radius, frac):
     studies of roi-stats-export, 2026-12-07): 4^3 sub-samples a voxel give the same sums."""
     data.write_xif(tmp_path / "s.xif", np.zeros(data.SHAPE, np.int16), "s",
                    [("lesion", (-41.0, -7.0, 11.0), [radius] * 3)])
-    study = getters.read_study(_state(tmp_path), "s.xif")
-    _, w = getters.roi_weights(study["rois"][0], study["data_set"], data.SHAPE)
+    study = xif.read_study(_state(tmp_path), "s.xif")
+    _, w = roi_stats.roi_weights(study["rois"][0], study["data_set"], data.SHAPE)
     assert float(w.sum()) == pytest.approx(frac, abs=1e-9)
 
 

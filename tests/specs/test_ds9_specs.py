@@ -21,7 +21,7 @@ from sciagent_gym.tools import load_tool_getters, load_tool_specs
 
 load_tool_getters("ds9")
 
-from sciagent_gym.envs.ds9 import data  # noqa: E402
+from sciagent_gym.envs.ds9 import data, fits  # noqa: E402
 from sciagent_gym.envs.ds9.adapter import build_state, parse_answers, parse_script  # noqa: E402
 from sciagent_gym.envs.ds9.regions import RegionError, parse_regions  # noqa: E402
 
@@ -98,7 +98,7 @@ def test_stage_writes_inputs_and_gold(spec_id, tmp_path):
 
 def test_fits_writer_blocks_cards_and_round_trip(tmp_path):
     img = np.arange(12, dtype=np.float32).reshape(3, 4) - 2.5
-    raw = data.fits_bytes(img, [("OBJECT", "it's M31"), ("EXPTIME", 120.0), ("NCOMBINE", 3)])
+    raw = fits.fits_bytes(img, [("OBJECT", "it's M31"), ("EXPTIME", 120.0), ("NCOMBINE", 3)])
     assert len(raw) % 2880 == 0
     head = raw[:2880].decode("ascii")
     cards = [head[i:i + 80] for i in range(0, 2880, 80)]
@@ -117,7 +117,7 @@ def test_fits_writer_blocks_cards_and_round_trip(tmp_path):
 def test_fits_reader_rejects_junk():
     with pytest.raises(ValueError):
         data.read_fits(b"not a fits file")
-    raw = data.fits_bytes(np.zeros((10, 10), np.float32))
+    raw = fits.fits_bytes(np.zeros((10, 10), np.float32))
     with pytest.raises(ValueError, match="truncated"):
         data.read_fits(raw[:2880 + 100])
 
@@ -246,7 +246,7 @@ def test_region_getters_error_paths(field_state):
     (state.work_dir / "bad.reg").write_text("circle(1,2")
     (state.work_dir / "boxes.reg").write_text("image\nbox(1,2,3,4,0)\n")
     (state.work_dir / "sky.reg").write_text(DS9_FK5)
-    (state.work_dir / "nowcs.fits").write_bytes(data.fits_bytes(np.zeros((4, 4), np.float32)))
+    (state.work_dir / "nowcs.fits").write_bytes(fits.fits_bytes(np.zeros((4, 4), np.float32)))
     with pytest.raises(GetterError, match="not found"):
         GETTERS["ds9_regions"](state, "missing.reg")
     with pytest.raises(GetterError, match="bad.reg"):

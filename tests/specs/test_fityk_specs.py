@@ -24,7 +24,7 @@ from sciagent_gym.tools import load_tool_getters, load_tool_specs
 
 load_tool_getters("fityk")
 
-from sciagent_gym.envs.fityk import data  # noqa: E402
+from sciagent_gym.envs.fityk import data, profiles, spectra, xrd  # noqa: E402
 from sciagent_gym.envs.fityk.getters import REPLAY, parse_peak_table  # noqa: E402
 
 SPECS: dict[str, TaskSpec] = load_tool_specs("fityk")
@@ -93,8 +93,8 @@ def test_xrd_pattern_width_step_and_texture(tmp_path):
     assert max(widths) / min(widths) > 3
     assert max(ratios) - min(ratios) > 15
     # March-Dollase: a random powder is r = 1; r < 1 favours planes normal to the axis
-    assert data.march_dollase((2, 0, 0), (1, 0, 0), 1.0) == pytest.approx(1.0)
-    assert data.march_dollase((1, 0, 0), (1, 0, 0), 0.6) > data.march_dollase(
+    assert xrd.march_dollase((2, 0, 0), (1, 0, 0), 1.0) == pytest.approx(1.0)
+    assert xrd.march_dollase((1, 0, 0), (1, 0, 0), 0.6) > xrd.march_dollase(
         (1, 1, 1), (1, 0, 0), 0.6)
 
 
@@ -122,12 +122,12 @@ def test_pseudo_voigt_area_and_scherrer():
     from sciagent_gym.datagen.crystals import pseudo_voigt
 
     numeric = np.trapezoid(3.0 * pseudo_voigt(x, 0.0, 0.2, 0.4), x)
-    assert data.pv_area(3.0, 0.2, 0.4) == pytest.approx(numeric, rel=2e-3)
+    assert profiles.pv_area(3.0, 0.2, 0.4) == pytest.approx(numeric, rel=2e-3)
     # 0.2 deg FWHM at 2theta = 30 deg: about 41 nm
-    assert data.scherrer_nm(30.0, 0.2) == pytest.approx(41.1, abs=0.2)
+    assert xrd.scherrer_nm(30.0, 0.2) == pytest.approx(41.1, abs=0.2)
 
 
-@pytest.mark.parametrize("kind", sorted(data.SPECTRA))
+@pytest.mark.parametrize("kind", sorted(spectra.SPECTRA))
 def test_spectrum_gold(tmp_path, kind):
     gold = data.spectrum(tmp_path, np.random.default_rng(3), kind)
     xy = np.loadtxt(tmp_path / "spectrum.dat")

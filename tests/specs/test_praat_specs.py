@@ -397,7 +397,7 @@ def test_textgrid_as_praat_writes_it(tmp_path, form):
 
 
 def test_glottal_pulses_stay_inside_the_sound():
-    from sciagent_gym.envs.praat.data import glottal_pulses
+    from sciagent_gym.envs.praat.vowels import glottal_pulses
 
     n = int(0.5 * 11025)
     for f0 in np.linspace(110, 130, 20001):  # 110.0001 Hz put a pulse at index n before

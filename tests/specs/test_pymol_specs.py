@@ -23,7 +23,7 @@ pytestmark = requires(tool="pymol")
 
 load_tool_getters("pymol")
 
-from sciagent_gym.envs.pymol import data  # noqa: E402
+from sciagent_gym.envs.pymol import data, headless, questions, sources  # noqa: E402
 from sciagent_gym.envs.pymol.getters import parse_pdb  # noqa: E402
 
 SPECS: dict[str, TaskSpec] = load_tool_specs("pymol")
@@ -74,20 +74,20 @@ def test_stage_writes_inputs_and_gold(spec_id, tmp_path):
 
 def test_gold_values_match_known_structure_facts(tmp_path):
     rng = np.random.default_rng(0)
-    tii = data.structure(tmp_path, rng, "1tii.pdb")
+    tii = questions.structure(tmp_path, rng, "1tii.pdb")
     assert tii["atoms"] == tii["polymer"] + tii["solvent"] and tii["solvent"] > 0
     assert tii["chains"] == ["A", "C", "D", "E", "F", "G", "H"]
-    hpv = data.structure(tmp_path, rng, "1hpv.pdb")
+    hpv = questions.structure(tmp_path, rng, "1hpv.pdb")
     assert hpv["organic"] > 0 and hpv["organic_carbons"] < hpv["organic"]
-    pocket = data.contacts(tmp_path, rng, "1hpv.pdb", "resn 478", 4.0)
+    pocket = questions.contacts(tmp_path, rng, "1hpv.pdb", "resn 478", 4.0)
     assert 0 < pocket["residues"] < pocket["residues_wider"]
     assert pocket["atoms_only"] < pocket["atoms"]
-    al = data.chain_alignment(tmp_path, rng, "1tii.pdb", "D", "G")
+    al = questions.chain_alignment(tmp_path, rng, "1tii.pdb", "D", "G")
     assert 0 < al["rmsd"] < 1.0 < al["rmsd_unaligned"]
     assert al["rmsd"] <= al["rmsd_before_rejection"]
-    d = data.ca_distance(tmp_path, rng, "1hpv.pdb", 25)
+    d = questions.ca_distance(tmp_path, rng, "1hpv.pdb", 25)
     assert d["resn"] == "ASP" and 3.0 < d["distance"] < 20.0
-    assert data.colour(tmp_path, rng, "white")["rgb8"] == [255, 255, 255]
+    assert questions.colour(tmp_path, rng, "white")["rgb8"] == [255, 255, 255]
 
 
 def test_parse_pdb_counts_chains_waters_and_rejects_junk():
@@ -140,7 +140,7 @@ def test_pymol_session_reads_a_real_session(tmp_path):
     code = ("cmd.load('/usr/share/pymol/data/demo/pept.pdb', 'pept')\n"
             "cmd.hide('everything')\ncmd.show('sticks')\ncmd.select('core', 'resi 2-4')\n"
             f"cmd.save({str(tmp_path / 's.pse')!r})\nout = 1")
-    data.run_headless(code)
+    headless.run_headless(code)
     getter = {"fn": "pymol_session", "path": "s.pse", "key": "sticks.pept"}
     assert _evaluate(tmp_path, getter, {"op": "equals", "expected": 107})[0]
     getter = {"fn": "pymol_session", "path": "s.pse", "key": "lines.pept"}
@@ -256,10 +256,10 @@ def test_answers_differ_across_seeds_and_are_read_with_units(spec_id, tmp_path):
 def test_variants_move_the_molecule_but_keep_its_chemistry(tmp_path):
     from sciagent_gym.envs.pymol.variants import random_rotation
 
-    src = data.SOURCES["1hpv.pdb"]
-    a = data._copy(tmp_path, np.random.default_rng(1), "1hpv.pdb", "a.pdb").read_text()
-    b = data._copy(tmp_path, np.random.default_rng(1), "1hpv.pdb", "b.pdb").read_text()
-    c = data._copy(tmp_path, np.random.default_rng(2), "1hpv.pdb", "c.pdb").read_text()
+    src = sources.SOURCES["1hpv.pdb"]
+    a = sources._copy(tmp_path, np.random.default_rng(1), "1hpv.pdb", "a.pdb").read_text()
+    b = sources._copy(tmp_path, np.random.default_rng(1), "1hpv.pdb", "b.pdb").read_text()
+    c = sources._copy(tmp_path, np.random.default_rng(2), "1hpv.pdb", "c.pdb").read_text()
     assert a == b and a != c
     orig, var = parse_pdb(src.read_text()), parse_pdb(a)
     assert var["chains"] == orig["chains"] and var["hetero"] == orig["hetero"]
@@ -274,8 +274,8 @@ def test_variants_move_the_molecule_but_keep_its_chemistry(tmp_path):
     rot = random_rotation(np.random.default_rng(5))
     assert np.allclose(rot @ rot.T, np.eye(3)) and np.isclose(np.linalg.det(rot), 1.0)
     # internal geometry survives up to the jitter: the CA-CA distance moves, but little
-    d0 = data.ca_distance(tmp_path, np.random.default_rng(1), "1hpv.pdb", 50)["distance"]
-    d1 = data.ca_distance(tmp_path, np.random.default_rng(2), "1hpv.pdb", 50)["distance"]
+    d0 = questions.ca_distance(tmp_path, np.random.default_rng(1), "1hpv.pdb", 50)["distance"]
+    d1 = questions.ca_distance(tmp_path, np.random.default_rng(2), "1hpv.pdb", 50)["distance"]
     assert d0 != d1 and abs(d0 - d1) < 0.5
 
 
@@ -292,14 +292,14 @@ def _xyz(lines: list[str]) -> np.ndarray:
 def test_task_departures_tails_flex_and_ligand_pose():
     from sciagent_gym.envs.pymol.variants import perturbed_pdb
 
-    tii = data.SOURCES["1tii.pdb"].read_text()
-    plain = data.perturbation("1tii.pdb")
-    assert data.perturbation("1tii.pdb", None) is plain and not plain.extra
+    tii = sources.SOURCES["1tii.pdb"].read_text()
+    plain = sources.perturbation("1tii.pdb")
+    assert sources.perturbation("1tii.pdb", None) is plain and not plain.extra
     # a variant without departures keeps its bytes: the departures are drawn last
     assert perturbed_pdb(tii, np.random.default_rng(3), plain) == perturbed_pdb(
-        tii, np.random.default_rng(3), data.perturbation("1tii.pdb", {}))
+        tii, np.random.default_rng(3), sources.perturbation("1tii.pdb", {}))
     # tails: the A2 chain's C-terminal tail is modelled to a seeded length (0..18 more cut)
-    how = data.perturbation("1tii.pdb", {"tails": {"C": 18}})
+    how = sources.perturbation("1tii.pdb", {"tails": {"C": 18}})
     ends = set()
     for seed in range(8):
         chain_c = [line for line in _atoms(perturbed_pdb(tii, np.random.default_rng(seed), how))
@@ -307,7 +307,7 @@ def test_task_departures_tails_flex_and_ligand_pose():
         ends.add(int(chain_c[-1][22:26]))
     assert len(ends) >= 4 and min(ends) >= 230 - 3 - 18 and max(ends) <= 230
     # flex: each chain distorted smoothly; bonded neighbours stay close to their distance
-    how = data.perturbation("1tii.pdb", {"flex": [0.5, 0.5]})
+    how = sources.perturbation("1tii.pdb", {"flex": [0.5, 0.5]})
     a = _atoms(perturbed_pdb(tii, np.random.default_rng(4), plain))
     b = _atoms(perturbed_pdb(tii, np.random.default_rng(4), how))
     assert [line[:30] for line in a] == [line[:30] for line in b]
@@ -317,10 +317,10 @@ def test_task_departures_tails_flex_and_ligand_pose():
     db = np.linalg.norm(np.diff(xb[ca], axis=0), axis=1)
     assert np.abs(da - db).max() < 0.6 and np.abs(xa - xb).max() > 0.3
     # ligand pose: the inhibitor moves as a rigid body, the protein stays
-    hpv = data.SOURCES["1hpv.pdb"].read_text()
-    how = data.perturbation("1hpv.pdb", {"ligand": "478", "ligand_shift": 2.0,
+    hpv = sources.SOURCES["1hpv.pdb"].read_text()
+    how = sources.perturbation("1hpv.pdb", {"ligand": "478", "ligand_shift": 2.0,
                                          "ligand_turn": 30})
-    a = _atoms(perturbed_pdb(hpv, np.random.default_rng(5), data.perturbation("1hpv.pdb")))
+    a = _atoms(perturbed_pdb(hpv, np.random.default_rng(5), sources.perturbation("1hpv.pdb")))
     b = _atoms(perturbed_pdb(hpv, np.random.default_rng(5), how))
     lig = [i for i, line in enumerate(a) if line[17:20] == "478"]
     prot = [i for i, line in enumerate(a) if line.startswith("ATOM  ")]
@@ -332,15 +332,15 @@ def test_task_departures_tails_flex_and_ligand_pose():
 
 
 def test_engineered_il2_carries_seeded_substitutions(tmp_path):
-    text = data.SOURCES["il2.pdb"].read_text()
-    swaps = data._mutations(text, "LYS", np.random.default_rng(1), 0.5, 5)
-    assert swaps == data._mutations(text, "LYS", np.random.default_rng(1), 0.5, 5)
-    mutant = data.mutant_text("il2.pdb", swaps)
+    text = sources.SOURCES["il2.pdb"].read_text()
+    swaps = questions._mutations(text, "LYS", np.random.default_rng(1), 0.5, 5)
+    assert swaps == questions._mutations(text, "LYS", np.random.default_rng(1), 0.5, 5)
+    mutant = questions.mutant_text("il2.pdb", swaps)
     lys = {(line[21], line[22:27].strip()) for line in mutant.splitlines()
            if line.startswith("ATOM  ") and line[17:20] == "LYS"}
     for c, i, new in swaps:
         assert ((c or " "), i) in lys if new == "LYS" else ((c or " "), i) not in lys
-    golds = {data.residue_type(tmp_path, np.random.default_rng(s), "il2.pdb", "LYS",
+    golds = {questions.residue_type(tmp_path, np.random.default_rng(s), "il2.pdb", "LYS",
                                mutate={"out": 0.5, "in": 5})["residues"] for s in range(4)}
     assert len(golds) >= 3, golds
 
@@ -356,7 +356,7 @@ def _png(path: Path, rgb: np.ndarray) -> None:
 def _render(work: Path, out: Path, task: Task, bg: str, extra: str = "") -> None:
     """PyMOL (headless) saving the task's figure from the staged file, as an agent would."""
     p = task.params
-    data.run_headless(f"cmd.load({str(work / 'il2.pdb')!r}, 'il2')\n{extra}"
+    headless.run_headless(f"cmd.load({str(work / 'il2.pdb')!r}, 'il2')\n{extra}"
                       f"cmd.bg_color({bg!r})\ncmd.png({str(out)!r}, width={p['width']}, "
                       f"height={p['height']}, ray=1)\nout = {str(out)!r}\n")
 
@@ -447,7 +447,7 @@ def test_figure_metrics_separate_a_render_from_a_placeholder(figure_task):
 
 def _saved(work: Path, out: Path, code: str) -> None:
     """Headless PyMOL loads the staged 1tii.pdb and runs ``code`` (which saves to ``out``)."""
-    data.run_headless(f"cmd.load({str(work / '1tii.pdb')!r}, '1tii')\n{code}\n"
+    headless.run_headless(f"cmd.load({str(work / '1tii.pdb')!r}, '1tii')\n{code}\n"
                       f"out = {str(out)!r}\n")
 
 
@@ -614,7 +614,7 @@ def test_state_dump_on_a_session_matches_the_program(tmp_path):
     spec = SPECS["pymol/ligand-sticks-gui"]
     make_task(spec, 0, tmp_path).stage(tmp_path)
     pdb = str(tmp_path / spec.open[0])
-    session = data.run_headless(
+    session = headless.run_headless(
         "import base64, pickle\n"
         f"cmd.load({pdb!r})\ncmd.show('sticks', 'organic')\ncmd.bg_color('white')\n"
         "out = base64.b64encode(pickle.dumps(cmd.get_session(), 1)).decode()\n")

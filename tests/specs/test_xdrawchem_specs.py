@@ -23,7 +23,7 @@ from sciagent_gym.tools import load_adapter, load_tool_getters, load_tool_specs
 
 load_tool_getters("xdrawchem")
 
-from sciagent_gym.envs.xdrawchem import data, getters  # noqa: E402
+from sciagent_gym.envs.xdrawchem import data, formats, getters, page  # noqa: E402
 
 SPECS = load_tool_specs("xdrawchem")
 HTML_LABEL = ('<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0//EN" '
@@ -55,7 +55,7 @@ def _molfile(smiles: str) -> str:
 def _xdc_molecule(smiles: str, x0: float, obj: int, html: bool = True) -> str:
     """A molecule block as XDrawChem writes it: carbons unlabelled, heteroatoms as labels
     (rich text when typed with the Text tool), page coordinates around x0."""
-    mol = getters.parse_molfile(_molfile(smiles), "test").molecules[0]
+    mol = formats.parse_molfile(_molfile(smiles), "test").molecules[0]
     out = [f'<molecule id="obj{obj}">']
     for i, (el, (x, y)) in enumerate(zip(mol.elements, mol.xy, strict=True)):
         label = el if el == "C" or not html else HTML_LABEL.format(el)
@@ -103,13 +103,13 @@ def test_every_catalogue_molecule_has_a_formula_and_a_weight():
 
 def test_layout_places_the_molecule_where_xdrawchem_draws_it(tmp_path):
     gold = data.molecule(tmp_path, np.random.default_rng(4), "vanillin", "v.mol")
-    mol = getters.parse_molfile((tmp_path / "v.mol").read_text(), "v").molecules[0]
+    mol = formats.parse_molfile((tmp_path / "v.mol").read_text(), "v").molecules[0]
     bonds = [np.hypot(mol.xy[a][0] - mol.xy[b][0], mol.xy[a][1] - mol.xy[b][1])
              for a, b, _ in mol.bonds]
     assert np.mean(bonds) == pytest.approx(1.0, abs=1e-3)
     x, y = mol.xy[0]
-    assert gold["screen"][0] == [round(data.PAGE_X + (x + data.OFFSET) * 25),
-                                 round(data.PAGE_Y + (y + data.OFFSET) * 25)]
+    assert gold["screen"][0] == [round(page.PAGE_X + (x + page.OFFSET) * 25),
+                                 round(page.PAGE_Y + (y + page.OFFSET) * 25)]
     xs = [p[0] for p in gold["screen"]]
     ys = [p[1] for p in gold["screen"]]
     assert 330 < min(xs) and max(xs) < 1050 and 130 < min(ys) and max(ys) < 750

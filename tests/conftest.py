@@ -2,9 +2,10 @@
 
 Tests under ``tests/e2e/`` drive real programs under Xvfb and are marked ``e2e``; tests under
 ``tests/unit/`` (the env's logic), ``tests/specs/`` (the tools' specs and data) and
-``tests/integration/`` (Ray, packaging, the suite itself) need no program. An e2e test is skipped when the display programs or ImageJ (the
-tool the generic e2e tests use) are missing, except under ``SCIAGENT_REQUIRE_APPS=1`` (CI),
-where a missing program fails it; tests of another tool say so with ``helpers.requires``.
+``tests/integration/`` (Ray, packaging, the suite itself) need no program. An e2e test is
+skipped when the display programs or ImageJ (the tool the generic e2e tests use) are missing,
+except under ``SCIAGENT_REQUIRE_APPS=1`` (CI), where a missing program fails it; tests of
+another tool say so with ``helpers.requires``.
 """
 
 from __future__ import annotations

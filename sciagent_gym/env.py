@@ -47,7 +47,6 @@ from sciagent_gym.providers.factory import (
     ProviderContext,
     make_provider,
     provider_class,
-    provider_config,
 )
 from sciagent_gym.safe_fs import freeze_copy
 from sciagent_gym.screen_space import ScreenBox
@@ -57,29 +56,10 @@ from sciagent_gym.tasks.task import HELDOUT_SPLIT, SPLITS, Task, episode_split, 
 from sciagent_gym.timings import Timings
 from sciagent_gym.tools import load_adapter, load_tool_specs
 
-PROVIDERS = tuple(CONFIGS)  # "local", "qemu", "remote", "fake"
+PROVIDERS = tuple(CONFIGS)  # the built-in ones: "local", "qemu", "remote", "fake"
 MAX_INSTRUCTION = 4096
 MAX_TERMINAL = 16384
 MAX_WAIT = 10.0
-
-
-def _named_config(name: str, *, isolation: str, pool_size: int, pool_workers: int,
-                  url: str | None, token: str | None, reset_hook: Any,
-                  options: dict[str, Any]) -> ProviderConfig:
-    """The configuration ``provider=name`` and the env's provider arguments describe. The
-    default ``pool_size=1`` means none where the provider keeps no spares; more is refused
-    there rather than ignored."""
-    if name not in CONFIGS:
-        raise ValueError(f"unknown provider {name!r} (available: {', '.join(PROVIDERS)})")
-    if name == "local":
-        return provider_config(name, isolation=isolation, pool_size=pool_size,
-                               pool_workers=pool_workers, **options)
-    if pool_size > 1:
-        raise ValueError(f"pool_size={pool_size}: the {name} provider keeps no spare "
-                         "sandboxes (use 0 or 1, which mean none there)")
-    if name == "remote":
-        options = {"url": url or "", "token": token or "", "reset_hook": reset_hook, **options}
-    return provider_config(name, **options)
 
 
 class SciGUIEnv(gym.Env):
@@ -181,9 +161,13 @@ class SciGUIEnv(gym.Env):
         if modality is not None and modality not in MODALITIES:
             raise ValueError(f"modality must be None or one of {MODALITIES}, not {modality!r}")
         self._modality_override = modality
-        config = provider if isinstance(provider, ProviderConfig) else _named_config(
-            provider, isolation=isolation, pool_size=pool_size, pool_workers=pool_workers,
-            url=url, token=token, reset_hook=reset_hook, options=provider_options or {})
+        if not isinstance(provider, ProviderConfig) and provider not in CONFIGS:
+            raise ValueError(f"unknown provider {provider!r} (available: "
+                             f"{', '.join(CONFIGS)})")
+        config = provider if isinstance(provider, ProviderConfig) else \
+            CONFIGS[provider].from_env_args(
+                provider_options or {}, isolation=isolation, pool_size=pool_size,
+                pool_workers=pool_workers, url=url, token=token, reset_hook=reset_hook)
         provider = config.name
         self.provider_name = provider
         self.provider_config = config

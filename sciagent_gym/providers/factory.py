@@ -55,6 +55,18 @@ class ProviderConfig:
         """Spare sandboxes kept ready (0 where the provider keeps none)."""
         return 0
 
+    @classmethod
+    def from_env_args(cls, options: dict[str, Any], *, isolation: str, pool_size: int,
+                      pool_workers: int, url: str | None, token: str | None,
+                      reset_hook: Any) -> ProviderConfig:
+        """The configuration the env's keyword arguments describe for ``provider=<name>``
+        (``options``: its ``provider_options``). Here: the options alone, and the default
+        ``pool_size=1`` means none; more is refused rather than ignored."""
+        if pool_size > 1:
+            raise ValueError(f"pool_size={pool_size}: the {cls.name} provider keeps no spare "
+                             "sandboxes (use 0 or 1, which mean none there)")
+        return _checked(cls, options)
+
 
 @dataclass(frozen=True)
 class LocalConfig(ProviderConfig):
@@ -76,6 +88,13 @@ class LocalConfig(ProviderConfig):
         if self.pool_size and not 1 <= self.pool_workers <= self.pool_size:
             raise ValueError(f"pool_workers must be between 1 and pool_size "
                              f"({self.pool_size}), not {self.pool_workers}")
+
+    @classmethod
+    def from_env_args(cls, options: dict[str, Any], *, isolation: str, pool_size: int,
+                      pool_workers: int, url: str | None, token: str | None,
+                      reset_hook: Any) -> ProviderConfig:
+        return _checked(cls, {"isolation": isolation, "pool_size": pool_size,
+                              "pool_workers": pool_workers, **options})
 
     def build(self, ctx: ProviderContext) -> Provider:
         return self.provider_class()(ctx.width, ctx.height, self.isolation, ctx.settle,
@@ -124,6 +143,15 @@ class RemoteConfig(ProviderConfig):
         if not (self.url and self.token):
             raise ValueError("provider='remote' needs url= and token= of a control server")
 
+    @classmethod
+    def from_env_args(cls, options: dict[str, Any], *, isolation: str, pool_size: int,
+                      pool_workers: int, url: str | None, token: str | None,
+                      reset_hook: Any) -> ProviderConfig:
+        return super().from_env_args(
+            {"url": url or "", "token": token or "", "reset_hook": reset_hook, **options},
+            isolation=isolation, pool_size=pool_size, pool_workers=pool_workers, url=url,
+            token=token, reset_hook=reset_hook)
+
     def build(self, ctx: ProviderContext) -> Provider:
         return self.provider_class()(self.url, self.token, ctx.width, ctx.height, ctx.settle,
                                      self.reset_hook, timeout=self.timeout,
@@ -157,18 +185,22 @@ for _config in (LocalConfig, QemuConfig, RemoteConfig, FakeConfig):
     register_provider(_config)
 
 
+def _checked(config: type[ProviderConfig], options: dict[str, Any]) -> ProviderConfig:
+    known = [f.name for f in dataclasses.fields(config)]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"provider {config.name!r} has no option "
+                         f"{', '.join(map(repr, unknown))} (its options: "
+                         f"{', '.join(known) or 'none'})")
+    return config(**options)
+
+
 def provider_config(name: str, **options: Any) -> ProviderConfig:
     """The configuration of provider ``name`` from keyword options; an unknown provider or
     option is a ValueError that lists what is known."""
     if name not in CONFIGS:
         raise ValueError(f"unknown provider {name!r} (available: {', '.join(CONFIGS)})")
-    config = CONFIGS[name]
-    known = [f.name for f in dataclasses.fields(config)]
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ValueError(f"provider {name!r} has no option {', '.join(map(repr, unknown))} "
-                         f"(its options: {', '.join(known) or 'none'})")
-    return config(**options)
+    return _checked(CONFIGS[name], options)
 
 
 def provider_class(name: str) -> type[Provider]:

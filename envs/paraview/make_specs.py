@@ -711,6 +711,27 @@ def vortex_report():
     }
 
 
+def _cores_extract_stage(level: str) -> dict:
+    """The stage both vortex-core tasks share: cores.csv holds the threshold's points, only
+    pressures up to ``level`` (a template reference) and the deepest core."""
+    return {"name": "extract", "description": "the cores exported",
+            "criteria": [
+                {"name": "cores.csv has the threshold's points", "weight": 0, "gate": True,
+                 "description": "one row per point of the kept cells",
+                 "getter": {"fn": "paraview_table", "path": "cores.csv", "column": "pressure",
+                            "stat": "rows"},
+                 "check": {"op": "numeric", "expected": "$gold.f.threshold_points",
+                           "abs_tol": 0.5}},
+                {"name": "only low pressure", "weight": 1,
+                 "getter": {"fn": "paraview_table", "path": "cores.csv", "column": "pressure",
+                            "stat": "max"},
+                 "check": {"op": "in_range", "max": level}},
+                {"name": "the deepest core included", "weight": 1,
+                 "getter": {"fn": "paraview_table", "path": "cores.csv", "column": "pressure",
+                            "stat": "min"},
+                 "check": {"op": "numeric", "expected": "$gold.f.p_min", "abs_tol": 0.001}}]}
+
+
 @task
 def vortex_cores_figure():
     read = {"read": {"region": [80, 581, 90, 18], "pattern": "([0-9]{{1,3}}(?:,[0-9]{{3}})*)",
@@ -760,22 +781,7 @@ def vortex_cores_figure():
                                                 "level": "$level"}}],
                   "protect": ["flow.vtk"]},
         "evaluator": {"stages": [
-            {"name": "extract", "description": "the cores exported",
-             "criteria": [
-                 {"name": "cores.csv has the threshold's points", "weight": 0, "gate": True,
-                  "description": "one row per point of the kept cells",
-                  "getter": {"fn": "paraview_table", "path": "cores.csv", "column": "pressure",
-                             "stat": "rows"},
-                  "check": {"op": "numeric", "expected": "$gold.f.threshold_points",
-                            "abs_tol": 0.5}},
-                 {"name": "only low pressure", "weight": 1,
-                  "getter": {"fn": "paraview_table", "path": "cores.csv", "column": "pressure",
-                             "stat": "max"},
-                  "check": {"op": "in_range", "max": "$level"}},
-                 {"name": "the deepest core included", "weight": 1,
-                  "getter": {"fn": "paraview_table", "path": "cores.csv", "column": "pressure",
-                             "stat": "min"},
-                  "check": {"op": "numeric", "expected": "$gold.f.p_min", "abs_tol": 0.001}}]},
+            _cores_extract_stage("$level"),
             {"name": "measure", "blocks_from": ["extract"],
              "criteria": [
                  {"name": "cells in the cores", "weight": 2,
@@ -1000,22 +1006,7 @@ def vortex_core_census():
                              "stat": "rows"},
                   "check": {"op": "numeric", "expected": "$gold.f.isobar_points",
                             "abs_tol": 0.5}}]},
-            {"name": "extract", "description": "the cores exported",
-             "criteria": [
-                 {"name": "cores.csv has the threshold's points", "weight": 0, "gate": True,
-                  "description": "one row per point of the kept cells",
-                  "getter": {"fn": "paraview_table", "path": "cores.csv", "column": "pressure",
-                             "stat": "rows"},
-                  "check": {"op": "numeric", "expected": "$gold.f.threshold_points",
-                            "abs_tol": 0.5}},
-                 {"name": "only low pressure", "weight": 1,
-                  "getter": {"fn": "paraview_table", "path": "cores.csv", "column": "pressure",
-                             "stat": "max"},
-                  "check": {"op": "in_range", "max": "$t.level"}},
-                 {"name": "the deepest core included", "weight": 1,
-                  "getter": {"fn": "paraview_table", "path": "cores.csv", "column": "pressure",
-                             "stat": "min"},
-                  "check": {"op": "numeric", "expected": "$gold.f.p_min", "abs_tol": 0.001}}]},
+            _cores_extract_stage("$t.level"),
             {"name": "measure", "blocks_from": ["extract"],
              "criteria": [
                  {"name": "cells in the cores", "weight": 3,

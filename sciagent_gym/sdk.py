@@ -14,7 +14,8 @@ Adapter
     :class:`WindowInfo`, :func:`hold_focus`, :func:`wait_for`, :func:`inside_text` (the code
     a tool runs in its program, from its ``inside/`` folder), the socket-client prelude
     and request-dropping client (:data:`SOCKET_CLIENT_PRELUDE`, :data:`DROP_REQUEST_CLIENT`),
-    reply tags (:class:`ChannelKey`, :class:`ReplyKey`) and :class:`ConsoleLanguage`.
+    reply tags (:class:`ChannelKey`, :class:`ReplyKey`), :class:`ConsoleLanguage` and
+    :func:`no_children_argv` (a launch whose program may start threads but no process).
 Getters
     :func:`register` (a getter named in task specs), :class:`FinalState` (what a getter
     reads), :class:`GetterError` (a criterion that cannot be read fails cleanly), the file
@@ -83,6 +84,7 @@ from sciagent_gym.evaluation.getters.registry import GETTERS, register
 from sciagent_gym.evaluation.getters.tables import read_table
 from sciagent_gym.evaluation.isolated import run_sandboxed
 from sciagent_gym.evaluation.state import FinalState
+from sciagent_gym.isolation.confinement import no_children_argv
 from sciagent_gym.processes import wait_for
 from sciagent_gym.tasks.oracle_interface import ConsoleLanguage, spec_interface
 from sciagent_gym.tasks.queries import query_split
@@ -180,6 +182,7 @@ __all__ = [
     "load_image",
     "load_tool_getters",
     "looks_binary",
+    "no_children_argv",
     "ocr_region",
     "open_image",
     "pick_key",

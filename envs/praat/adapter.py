@@ -26,6 +26,7 @@ from sciagent_gym.sdk import (
     ToolScriptError,
     WindowInfo,
     inside_text,
+    no_children_argv,
 )
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 STATE_SCRIPT = inside_text(__file__, "state.praat")
 MAIN_TITLE = "Praat Objects"
-_LAUNCH = 'rm -f "$HOME/.praat-dir/pid"; exec praat "$@"'
+_LAUNCH = 'rm -f "$HOME/.praat-dir/pid"; exec "$@"'
 # The client (inside/send.sh). ``praat --send`` signals the pid in ~/.praat-dir/pid with
 # SIGUSR1. Praat writes that file before it installs its handler, and a signal that arrives
 # earlier kills it; without the file the client would start a second Praat instead. So the
@@ -71,7 +72,12 @@ class Adapter(ToolAdapter):
         work = provider.paths["work"]
         files = task.spec.open if task is not None else []
         opens = ["--open", *(f"{work}/{name}" for name in files)] if files else []
-        return ["sh", "-c", _LAUNCH, "praat", *opens]
+        # Praat's work needs no child process, but its console runs shell commands
+        # (runSystem, runSubprocess): a loop started so would run beside Praat in its zone and
+        # could replace the answer files its scripts write for the state channel, which no tag
+        # can protect (the script, keys included, is a file of the zone). So Praat may start
+        # threads but no process.
+        return ["sh", "-c", _LAUNCH, "praat", *no_children_argv(["praat", *opens])]
 
     def open_inputs(self, provider: ProgramHost, task: Task) -> None:
         work = provider.paths["work"]
@@ -110,6 +116,10 @@ class Adapter(ToolAdapter):
         while time.monotonic() < deadline and not any(
                 w.title == MAIN_TITLE and w.active for w in provider.windows()):
             time.sleep(0.02)
+
+    def console_shell(self, command: str) -> str:
+        # what a person types in Praat's script window (New Praat script, Run)
+        return f"runSystem_nocheck: {_quote(command)}\nout$ = \"ok\""
 
     def run_script(self, provider: ChannelHost, code: str, timeout: float = 30.0) -> str:
         """Run a Praat script in the running GUI; returns what it left in ``out$``."""

@@ -289,6 +289,68 @@ def seccomp_program(extra: tuple[int, ...] = ()) -> bytes | None:
     return b"".join(prog)
 
 
+#: x86_64 numbers of the calls that make a new process (clone only without CLONE_THREAD).
+_FORK, _VFORK, _CLONE, _CLONE3 = 57, 58, 56, 435
+_CLONE_THREAD = 0x00010000
+_JSET_K = 0x45
+_RET_ENOSYS = 0x00050000 | errno.ENOSYS
+
+
+def seccomp_no_children() -> bytes | None:
+    """A classic-BPF filter that lets a program start threads but no process: fork and vfork
+    fail with EPERM, clone without CLONE_THREAD too, and clone3 with ENOSYS (its flags sit
+    behind a pointer no filter can read; the C library then creates threads with clone).
+
+    For a program whose console can run shell commands but whose work needs no child process
+    (Praat's ``runSystem``): with it, nothing its console types runs beside it in the zone,
+    e.g. a loop replacing the answer files the program writes for the state channel. It adds
+    to the zone's filter (seccomp filters stack), for the program and its children only.
+    None on machines that are not x86_64."""
+    if platform.machine() != "x86_64":
+        return None
+    prog = [
+        _insn(_LD_W_ABS, 4),                          # 0 seccomp_data.arch
+        _insn(_JEQ_K, _AUDIT_ARCH_X86_64, 0, 8),      # 1 -> 10 EPERM
+        _insn(_LD_W_ABS, 0),                          # 2 seccomp_data.nr
+        _insn(_JEQ_K, _FORK, 6, 0),                   # 3 -> 10
+        _insn(_JEQ_K, _VFORK, 5, 0),                  # 4 -> 10
+        _insn(_JEQ_K, _CLONE3, 5, 0),                 # 5 -> 11 ENOSYS
+        _insn(_JEQ_K, _CLONE, 0, 2),                  # 6 -> 7, else -> 9 ALLOW
+        _insn(_LD_W_ABS, 16),                         # 7 seccomp_data.args[0], low 32 bits
+        _insn(_JSET_K, _CLONE_THREAD, 0, 1),          # 8 thread -> 9, else -> 10
+        _insn(_RET_K, _RET_ALLOW),                    # 9
+        _insn(_RET_K, _RET_EPERM),                    # 10
+        _insn(_RET_K, _RET_ENOSYS),                   # 11
+    ]
+    return b"".join(prog)
+
+
+#: Installs the filter given in hex as argv[1] (no_new_privs first, as the kernel requires of
+#: an unprivileged caller), then execs argv[2:]; stdlib only, for any Python a zone has.
+_NO_CHILDREN_LAUNCHER = (
+    "import ctypes,os,sys\n"
+    "prog=bytes.fromhex(sys.argv[1])\n"
+    "libc=ctypes.CDLL(None,use_errno=True)\n"
+    "class F(ctypes.Structure):\n"
+    " _fields_=[('len',ctypes.c_ushort),('filter',ctypes.c_void_p)]\n"
+    "buf=ctypes.create_string_buffer(prog,len(prog))\n"
+    "f=F(len(prog)//8,ctypes.addressof(buf))\n"
+    "if libc.prctl(38,1,0,0,0) or libc.prctl(22,2,ctypes.byref(f),0,0):\n"
+    " sys.exit('sciagent-gym: cannot install the no-children filter: '"
+    "+os.strerror(ctypes.get_errno()))\n"
+    "os.execvp(sys.argv[2],sys.argv[2:])\n")
+
+
+def no_children_argv(argv: Sequence[str]) -> list[str]:
+    """``argv`` started under :func:`seccomp_no_children`: the program and whatever it runs
+    can start threads but no process. A launch that cannot install the filter fails rather
+    than start the program unfiltered; off x86_64 (no filter) ``argv`` is returned as it is."""
+    program = seccomp_no_children()
+    if program is None:
+        return list(argv)
+    return ["/usr/bin/python3", "-I", "-S", "-c", _NO_CHILDREN_LAUNCHER, program.hex(), *argv]
+
+
 def seccomp_fd(extra: tuple[int, ...] = ()) -> int | None:
     """A readable fd holding :func:`seccomp_program` (for ``--seccomp FD``); the caller passes
     it to bubblewrap and closes it after the spawn."""

@@ -12,10 +12,12 @@ An attack that raises counts as not held: the harness never reports a defence it
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 import secrets
+import shlex
 import shutil
 import sys
 import tempfile
@@ -28,6 +30,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from sciagent_gym.errors import ToolScriptError
 from sciagent_gym.evaluation import evaluate
 from sciagent_gym.providers.local.sandbox import Sandbox
 from sciagent_gym.tools import discover, load_adapter, load_tool_specs
@@ -342,17 +345,30 @@ print("SEEN", sorted(seen), flush=True)
 """
 
 
-def _probe_result(zone: Sandbox, name: str, log: str, marker: str, within: float) -> str:
+def _probe_result(zone: Sandbox, name: str | None, log: str, marker: str,
+                  within: float) -> str:
     """The log of the probe ``name`` running in the program zone once it printed ``marker``
-    (or what it holds after ``within`` seconds); the probe is ended either way."""
+    (or what it holds after ``within`` seconds); the probe is ended either way (one a
+    console started, ``name`` None, ends by itself)."""
     out, deadline = "", time.monotonic() + within
     while time.monotonic() < deadline:
         out = zone.read(log) or ""
         if marker in out:
             break
         time.sleep(0.1)
-    zone.kill(name)
+    if name is not None:
+        zone.kill(name)
     return out
+
+
+def _shell_line(argv: list[str], log: str) -> str:
+    """A shell command line that starts ``argv`` in the background, its output in ``log``:
+    the code goes base64-encoded, so the line has no newline and no quote a console's string
+    literal would have to escape beyond the shell's own."""
+    code = f"import sys\nsys.argv = {['-c', *argv[5:]]!r}\n{argv[4]}"
+    blob = base64.b64encode(code.encode()).decode()
+    boot = f"import base64;exec(base64.b64decode('{blob}'))"
+    return f"{shlex.join([*argv[:4], boot])} >{shlex.quote(log)} 2>&1 &"
 
 
 def _argv_secrets(ctx: Context) -> tuple[bool, str]:
@@ -834,6 +850,7 @@ _RACE = r"""
 import json, os, re, sys, time
 tmp, patterns, seconds = sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3])
 regexes = [re.compile(p) for p in patterns]
+print("STARTED", flush=True)
 seen, forged = set(), []
 end = time.monotonic() + seconds
 while time.monotonic() < end:
@@ -871,9 +888,17 @@ def _answer_race(ctx: Context) -> tuple[bool | None, str]:
     patterns = [re.escape(p).replace(re.escape("{n}"), ".+") for p in adapter.channel_files]
     before = adapter.dump_state(provider)
     log = f"{zone.tmp}/attack-race-{ctx.token}.log"
-    zone.spawn(f"attack-race-{ctx.token}", ["/usr/bin/python3", "-I", "-S", "-c", _RACE,
-                                            zone.tmp, json.dumps(patterns), "8"], log=log)
-    time.sleep(0.3)
+    argv = ["/usr/bin/python3", "-I", "-S", "-c", _RACE, zone.tmp, json.dumps(patterns), "8"]
+    console = adapter.console_shell(_shell_line(argv, log))
+    if console is None:
+        zone.spawn(f"attack-race-{ctx.token}", argv, log=log)
+    else:
+        try:
+            adapter.run_script(provider, console)
+        except ToolScriptError as exc:
+            return True, f"the console could not start the loop: {str(exc)[:120]}"
+    if "STARTED" not in _probe_result(zone, None, log, "STARTED", 3.0):
+        return True, "the console could not start the loop (it never ran)"
     forged, errors = 0, []
     for _ in range(4):
         try:

@@ -188,6 +188,13 @@ class ToolAdapter:
         """Run code in the program's own scripting language (oracles); returns its answer."""
         raise NotImplementedError
 
+    def console_shell(self, command: str) -> str | None:
+        """A :meth:`run_script` script that runs the shell ``command`` from the program's
+        own console, as a person at it could (R's ``system()``, Praat's ``runSystem``).
+        ``runs.attacks``'s answer-race starts its loop this way; None (the default): the
+        attack starts it in the program zone directly, as any way into the zone would."""
+        return None
+
     # -- shared plumbing for state channels ---------------------------------------------------
     def call_client(self, provider: ChannelHost, name: str, *, code: str | None = None,
                     args: list[str] | None = None, argv: list[str] | None = None,

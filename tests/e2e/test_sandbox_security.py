@@ -60,6 +60,51 @@ def test_sandboxed_processes_have_no_privilege(tmp_path):
         box.close()
 
 
+_FORK_PROBE = """
+import os, subprocess, threading
+t = threading.Thread(target=print, args=("thread ran",), kwargs={"flush": True})
+t.start(); t.join()
+try:
+    pid = os.fork()
+except OSError as exc:
+    print("fork refused", exc.errno, flush=True)
+else:
+    if pid == 0:
+        os._exit(0)
+    print("forked", flush=True)
+try:
+    subprocess.run(["/bin/true"])
+    print("spawned", flush=True)
+except OSError as exc:
+    print("spawn refused", exc.errno, flush=True)
+print("end", flush=True)
+"""
+
+
+@needs_bwrap
+def test_a_no_children_program_starts_threads_but_no_process(tmp_path):
+    """A program launched through ``no_children_argv`` (Praat: its console's runSystem could
+    start a loop beside it that replaces its answer files) runs threads, but neither fork nor
+    a spawned program; the zone's helper, outside the filter, still starts processes."""
+    box = _zone(tmp_path)
+    try:
+        box.start()
+        logs = {}
+        for name, argv in (("plain", ["/usr/bin/python3", "-I", "-c", _FORK_PROBE]),
+                           ("filtered", conf.no_children_argv(
+                               ["/usr/bin/python3", "-I", "-c", _FORK_PROBE]))):
+            box.spawn(name, argv, log=f"{box.tmp}/{name}.log")
+            assert wait_for(lambda n=name: "end" in (box.read(f"{box.tmp}/{n}.log") or ""),
+                            timeout=20)
+            logs[name] = box.read(f"{box.tmp}/{name}.log").split("\n")
+        assert {"thread ran", "forked", "spawned"} <= set(logs["plain"])
+        assert "thread ran" in logs["filtered"]
+        assert "fork refused 1" in logs["filtered"] and "spawn refused 1" in logs["filtered"]
+        assert box.exec(shell="echo ok").output == "ok\n"
+    finally:
+        box.close()
+
+
 def test_isolation_fails_closed(monkeypatch):
     monkeypatch.setattr(sb, "bwrap_problem", lambda: "user namespaces are disabled")
     with pytest.raises(SandboxError, match="user namespaces are disabled"):

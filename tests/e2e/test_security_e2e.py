@@ -59,9 +59,9 @@ KNOWN_OPEN = {
                                   "its console drives",
     ("ds9", "console-rebind"): "issue 32 finding 4: DS9 answers the dump with Tcl procedures "
                                "its tcl command can redefine",
-    **{(tool, "answer-race"): f"issue 32: {tool}'s replies are files the program writes, not "
-                              "bound to a secret, so a shell its console starts can replace them"
-       for tool in ("praat", "qupath")},
+    ("qupath", "answer-race"): "issue 32: QuPath's replies are files its JVM writes, not bound "
+                               "to a secret, and a thread its Groovy console starts can replace "
+                               "them",
 }
 
 

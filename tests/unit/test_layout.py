@@ -34,15 +34,7 @@ ONE_CONCEPT = {
 #: Tool modules over MAX_LINES that are several concepts and still to be split (what each
 #: holds); a module that is split, or has shrunk under the cap, must leave the list.
 SPLIT_OPEN = {
-    "envs/materials/db.py": "the chemistry catalogue and recipes, structure building from "
-    "symmetry operations, the toy energy and gap models, the cached database file",
-    "envs/materials/data.py": "staging, per-structure facts (XRD, closest pairs) and the "
-    "long-horizon workflows",
-    "envs/qupath/data.py": "the ihc and tile images, stain estimation, the generators "
-    "(QuPath cannot run here to re-check a split's staging)",
     "envs/ds9/adapter.py": "the XPA channel, the state dump and the in-place restore",
-    "envs/kalgebra/make_specs.py": "the specs of every KAlgebra task family, one builder each",
-    "envs/paraview/make_specs.py": "the specs of every ParaView task family, one builder each",
 }
 
 

@@ -381,9 +381,8 @@ def test_the_tool_name_check_sees_strings_and_defaults():
 #: program is a file in ``inside/``, read with ``sdk.inside_text``. (Oracle scripts in data.py
 #: are task content, generated per variant, and stay there.)
 MAX_CODE_LINES = 5
-#: Tools whose adapter still embeds longer code, and why.
-INSIDE_OPEN = {"qupath": "QuPath cannot run here: its launch, notification and probe code "
-                         "move to inside/ when a QuPath end-to-end run can prove the move"}
+#: Tools whose adapter still embeds longer code, and why (none left).
+INSIDE_OPEN: dict[str, str] = {}
 
 
 def _long_code_strings(path: Path) -> list[str]:

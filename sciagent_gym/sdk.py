@@ -10,6 +10,8 @@ groups, in the order a new tool needs them:
 Adapter
     :class:`ToolAdapter` (subclass it as ``Adapter`` in ``adapter.py``),
     :class:`FilesOnlyAdapter` for a program without a scripting or state channel,
+    :class:`TerminalAdapter` for a code env's terminal (with :func:`xterm_argv`,
+    :func:`shell_env`, :func:`ready_pattern`),
     the host protocols an adapter is handed (:class:`ProgramHost`, :class:`ChannelHost`),
     :class:`WindowInfo`, :func:`hold_focus`, :func:`wait_for`, :func:`inside_text` (the code
     a tool runs in its program, from its ``inside/`` folder), the socket-client prelude
@@ -99,6 +101,7 @@ from sciagent_gym.tools.adapter import (
 from sciagent_gym.tools.discovery import ToolInfo, load_tool_getters, tool_info
 from sciagent_gym.tools.host import ChannelHost, ProgramHost
 from sciagent_gym.tools.reply_tag import ChannelKey, ReplyKey
+from sciagent_gym.tools.terminal import TerminalAdapter, ready_pattern, shell_env, xterm_argv
 
 
 def inside_text(module_file: str, name: str) -> str:
@@ -156,6 +159,7 @@ __all__ = [
     "SciAgentError",
     "StepError",
     "Task",
+    "TerminalAdapter",
     "ToolAdapter",
     "ToolInfo",
     "ToolScriptError",
@@ -189,11 +193,14 @@ __all__ = [
     "query_split",
     "read_bytes",
     "read_table",
+    "ready_pattern",
     "register",
     "run_sandboxed",
     "screen_text",
+    "shell_env",
     "spec_interface",
     "tiff_layout",
     "tool_info",
     "wait_for",
+    "xterm_argv",
 ]

@@ -22,18 +22,18 @@ runs (bash's ``PS0``) and ``Materials terminal: ready N`` at the N-th prompt aft
 
 from __future__ import annotations
 
-import re
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sciagent_gym.sdk import (
     ChannelHost,
-    ConsoleLanguage,
     ProgramHost,
-    ToolAdapter,
+    TerminalAdapter,
     ToolScriptError,
-    WindowInfo,
     inside_text,
+    ready_pattern,
+    shell_env,
+    xterm_argv,
 )
 
 if TYPE_CHECKING:
@@ -44,20 +44,9 @@ PORT = 8000
 URL = f"http://127.0.0.1:{PORT}/v1"
 DB_RELPATH = ".optimade/structures.json"
 TITLE = "Materials terminal"
-READY = re.compile(rf"^{TITLE}: ready \d+$")
-#: Font and geometry: DejaVu Sans Mono 14 pt, 110 x 32 cells (about 1210 x 740 px) at (0, 0).
-XTERM = ["xterm", "-T", TITLE, "-n", TITLE, "-fa", "DejaVu Sans Mono", "-fs", "14",
-         "-geometry", "110x32+0+0", "-bg", "white", "-fg", "black", "-cr", "black", "+sb",
-         "-sl", "5000", "-ut", "+bc", "-xrm", "XTerm*allowTitleOps: true",
-         "-xrm", "XTerm*selectToClipboard: true", "-e", "/bin/bash", "--norc", "--noprofile",
-         "-i"]
-SHELL_ENV = {
-    "PS1": r"\w$ ",
-    "PS0": rf"\e]0;{TITLE}: running\a",
-    "PROMPT_COMMAND": rf'printf "\033]0;{TITLE}: ready %d\007" "$((__sag_n++))"',
-    "OPTIMADE_URL": URL,
-    "TERM": "xterm",
-}
+READY = ready_pattern(TITLE)
+XTERM = xterm_argv(TITLE)
+SHELL_ENV = {**shell_env(TITLE), "OPTIMADE_URL": URL}
 
 # The boot (inside/boot.py); argv: server source, database path, port, "--", the xterm
 # command line.
@@ -87,41 +76,15 @@ def ensure_server(provider: ChannelHost) -> None:
         raise ToolScriptError("the OPTIMADE server did not start again")
 
 
-class Adapter(ToolAdapter):
-    #: shell and Python typed into the terminal
-    console_language = ConsoleLanguage(
-        code=(r"^\s*(cat|python3|clear|ls|cd|head|tail|grep|echo|cp|mv)\b|<<|^EOF$"
-              r"|^\s*(import|from|def|for|with|print|return|if)\b"
-              r"|^\s*[A-Za-z_][\w.\[\]\'\"]*\s*[-+]?=|^\s*[A-Za-z_][\w.]*\("),
-        windows=r"terminal")
-    program_zone = "agent"
-    ready_timeout = 60.0
+class Adapter(TerminalAdapter):
+    title = TITLE
+    judged_on = "the work directory's files and the answer"
+    extra_env = {"OPTIMADE_URL": URL}
 
     def launch_argv(self, provider: ProgramHost, task: Task | None) -> list[str]:
         db = f"{provider.paths['work']}/{DB_RELPATH}"
         return ["/usr/bin/python3", "-I", "-S", "-c", BOOT, SERVER_SOURCE, db, str(PORT), "--",
                 *XTERM]
 
-    def launch_env(self, provider: ProgramHost) -> dict[str, str]:
-        return dict(SHELL_ENV)
-
-    def is_ready(self, windows: list[WindowInfo], task: Task | None) -> bool:
-        return any(READY.match(w.title) and w.width > 1 and w.height > 1 for w in windows)
-
-    def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
-        raise ToolScriptError("the materials terminal has no state channel: its results are "
-                              "the work directory's files and the answer")
-
-    def run_script(self, provider: ChannelHost, code: str, timeout: float = 60.0) -> str:
-        """Run shell ``code`` where the terminal's shell runs (the agent zone), as a task
-        author's oracle step; returns its output. Fails on a non-zero exit."""
-        run = getattr(provider, "run_command", None)
-        if run is None:
-            raise ToolScriptError("this provider cannot run shell commands")
+    def before_command(self, provider: ChannelHost) -> None:
         ensure_server(provider)
-        result = run(code, timeout=timeout)
-        if result.returncode != 0 or result.timed_out:
-            raise ToolScriptError(f"oracle command failed ({result.returncode}): "
-                                  f"{result.output[-800:]}")
-        return result.output
-

@@ -40,6 +40,7 @@ from sciagent_gym.evaluation import (
 )
 from sciagent_gym.evaluation.cost import is_cheap
 from sciagent_gym.evaluation.rewards import EpisodeEnd, episode_reports, get_reward
+from sciagent_gym.evaluation.warm import close_warm, defer_warm, prepare_warm
 from sciagent_gym.processes import close_at_exit, owned_tempdir
 from sciagent_gym.providers.factory import (
     CONFIGS,
@@ -309,6 +310,9 @@ class SciGUIEnv(gym.Env):
         self._criteria = self.task.criteria()
         self._progress = self._cheap_score() if self._reward.dense else 0.0
         self._prefetch(seed, options, (task_id, variant))
+        # the state readers started ahead of need (evaluation.warm), held back since the
+        # last episode's end so as not to slow this reset's program start
+        prepare_warm(provider)
         info = {"task_id": task_id, "variant": variant,
                 "split": episode_split(self.task.spec, variant),
                 "instruction": self.task.instruction,
@@ -505,6 +509,7 @@ class SciGUIEnv(gym.Env):
 
     def _finish(self, status: str) -> float:
         self._episode_over = True
+        defer_warm(self.provider)  # a reset follows: see prepare_warm in reset
         self.final_state = self.collect_final_state(status)
         self.evaluation = evaluate(self._criteria, self.final_state)
         # every episode report (a ported benchmark's breakdown), whatever the reward
@@ -614,6 +619,7 @@ class SciGUIEnv(gym.Env):
         if self.task is not None:
             self.task.cleanup()
         if self.provider is not None:
+            close_warm(self.provider)
             self.provider.close()
             self.provider = None
         super().close()

@@ -9,7 +9,9 @@ the request (Python) to the sandbox's private /tmp and asks PyMOL over XML-RPC t
 request writes its JSON answer to a file that it renames when complete, which the adapter reads.
 
 The state dump is not computed in the live program (its console can rebind anything there):
-the live PyMOL only pickles its session, and a fresh headless PyMOL reads it (see session.py).
+the live PyMOL only pickles its session, and a fresh headless PyMOL reads it (see session.py),
+one started ahead of need and handed the session on its stdin; it serves one dump, and the
+next is started as it ends.
 """
 
 from __future__ import annotations
@@ -184,7 +186,8 @@ class Adapter(ToolAdapter):
                                  args=[path, str(MAX_SESSION_BYTES)], timeout=20.0,
                                  error=ScriptError)
         try:
-            out = dump_from_session(session_bytes(reply), STATE_CODE)
+            # read by a PyMOL started ahead of need for this env (its provider)
+            out = dump_from_session(session_bytes(reply), STATE_CODE, warm=provider)
         except (ValueError, GoldError) as exc:
             raise ScriptError(f"state dump: {exc}") from None
         if not isinstance(out, dict):

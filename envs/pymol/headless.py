@@ -84,6 +84,53 @@ def run_headless_file(code: str, path: str, timeout: float = 120.0,
                             timeout=timeout, max_output=max_output)
     except (SandboxError, OSError) as exc:
         raise GoldError(f"headless PyMOL did not run: {exc}") from None
+    return _answer(res, marker, timeout)
+
+
+#: A headless PyMOL started ahead of need: PyMOL started, then the answer marker and the
+#: agent's data (at most MAX_STDIN bytes, in ``_data``) read from stdin; it leaves without
+#: the interpreter's teardown once it has answered.
+_STDIN_PRELUDE = """\
+import sys
+import json
+from pymol2 import PyMOL
+_p = PyMOL()
+_p.start()
+cmd = _p.cmd
+_mark = sys.stdin.buffer.readline().decode("ascii", "replace").strip()
+_data = sys.stdin.buffer.read(MAX_STDIN + 1)
+sys.stdin.close()
+if len(_data) > MAX_STDIN:
+    sys.exit("more than %d bytes of input" % MAX_STDIN)
+"""
+#: Largest input :func:`run_headless_stdin` hands over.
+MAX_STDIN = 64 << 20
+
+
+def run_headless_stdin(code: str, data: bytes, timeout: float = 120.0,
+                       max_output: int = 4 << 20, warm: object | None = None) -> Any:
+    """As :func:`run_headless_file`, with the agent's data in ``_data`` (given on stdin, after
+    the marker) instead of a file; with ``warm`` (an owner, e.g. the env's provider) run by a
+    PyMOL started ahead of need for that owner (``run_sandboxed``'s ``warm``), the next one
+    started as it ends."""
+    from sciagent_gym.sdk import SandboxError, run_sandboxed
+
+    if len(data) > MAX_STDIN:
+        raise GoldError(f"the input is larger than {MAX_STDIN} bytes")
+    marker = secrets.token_hex(16)
+    script = (f"MAX_STDIN = {MAX_STDIN}\n{_STDIN_PRELUDE}out = None\n{code}\n"
+              "print(_mark + json.dumps(out), flush=True)\nimport os\nos._exit(0)\n")
+    try:
+        res = run_sandboxed([SYSTEM_PYTHON, "-I", "-c", script],
+                            stdin=f"{marker}\n".encode() + data, timeout=timeout,
+                            max_output=max_output, warm=warm)
+    except (SandboxError, OSError) as exc:
+        raise GoldError(f"headless PyMOL did not run: {exc}") from None
+    return _answer(res, marker, timeout)
+
+
+def _answer(res: Any, marker: str, timeout: float) -> Any:
+    """What the run left behind ``marker`` (its last such line); GoldError otherwise."""
     if res.timed_out:
         raise GoldError(f"headless PyMOL did not finish within {timeout:g} s")
     for line in reversed(res.output.splitlines()):

@@ -93,12 +93,15 @@ def session_data(data):
     return session
 
 
-def load_session(path, cmd):
-    with open(path, "rb") as fh:
-        data = fh.read(MAX_SESSION + 1)
+def load_session_data(data, cmd):
     if len(data) > MAX_SESSION:
         raise ValueError("session larger than %d bytes" % MAX_SESSION)
     cmd.set_session(session_data(data))
+
+
+def load_session(path, cmd):
+    with open(path, "rb") as fh:
+        load_session_data(fh.read(MAX_SESSION + 1), cmd)
 """
 
 #: Run inside the live PyMOL (the adapter's request namespace has ``cmd``): its session, as
@@ -150,11 +153,21 @@ def session_bytes(reply: str) -> bytes:
     return data
 
 
-def dump_from_session(data: bytes, state_code: str, timeout: float = 60.0) -> Any:
+def dump_from_session(data: bytes, state_code: str, timeout: float = 60.0,
+                      warm: object | None = None) -> Any:
     """What ``state_code`` (which leaves its result in ``__out__``) reports on the pickled
-    session ``data``, run in a fresh headless PyMOL in a throwaway sandbox."""
-    from sciagent_gym.envs.pymol.data import run_headless_file
+    session ``data``, run in a fresh headless PyMOL in a throwaway sandbox.
 
+    With ``warm`` (an owner: the env's provider), that PyMOL is one started ahead of need for
+    the owner, the session handed over on its stdin (:func:`.headless.run_headless_stdin`);
+    otherwise, or for a session over :data:`MAX_SESSION_BYTES`, it is started now and shown
+    the session as a file."""
+    from sciagent_gym.envs.pymol.data import run_headless_file
+    from sciagent_gym.envs.pymol.headless import run_headless_stdin
+
+    if warm is not None and len(data) <= MAX_SESSION_BYTES:
+        code = f"{SESSION_LOADER}\nload_session_data(_data, cmd)\n{state_code}\nout = __out__\n"
+        return run_headless_stdin(code, data, timeout=timeout, warm=warm)
     code = f"{SESSION_LOADER}\nload_session(sys.argv[1], cmd)\n{state_code}\nout = __out__\n"
     fd, name = tempfile.mkstemp(prefix="sciagent-pymol-session-", suffix=".pse")
     try:

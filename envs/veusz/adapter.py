@@ -13,7 +13,9 @@ helper. The agent zone sees neither the port nor the program zone's /tmp.
 
 The state dump is not computed in the live program (its console can rebind anything there):
 the live Veusz writes its document out as commands (inside/serialize.py) and a fresh headless
-Veusz reads them in a throwaway sandbox, in its safe mode (the reader of saved documents).
+Veusz reads them in a throwaway sandbox, in its safe mode (the reader of saved documents). That
+Veusz is started ahead of need (imported, its application made, waiting on its stdin for the
+document) and serves one dump; the next is started as it ends (getters.load_live_document).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import copy
 import json
 import secrets
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -127,7 +128,7 @@ class Adapter(ToolAdapter):
         document, never in the live program, whose console can rebind what a dump calls: the
         live Veusz only writes its document out as commands (inside/serialize.py), which the
         sandboxed reader of saved documents loads in Veusz's safe mode."""
-        from sciagent_gym.envs.veusz.getters import load_document
+        from sciagent_gym.envs.veusz.getters import load_live_document
 
         from sciagent_gym.sdk import GetterError
 
@@ -135,14 +136,12 @@ class Adapter(ToolAdapter):
         if not isinstance(out, dict) or not isinstance(out.get("vsz"), str) \
                 or not isinstance(out.get("meta"), dict):
             raise ScriptError(f"the document came back malformed: {str(out)[:300]}")
-        with tempfile.TemporaryDirectory(prefix="sciagent-veusz-dump-") as tmp:
-            doc = Path(tmp) / "document.vsz"
-            doc.write_text(out["vsz"])
-            try:
-                # a copy: load_document caches its summaries, and this one is changed below
-                state = copy.deepcopy(load_document(doc, []))
-            except GetterError as exc:
-                raise ScriptError(f"state dump: {exc}") from None
+        try:
+            # a copy: the summaries are cached, and this one is changed below. Read by a
+            # Veusz started ahead of need for this env (its provider), the document on stdin.
+            state = copy.deepcopy(load_live_document(out["vsz"], provider))
+        except GetterError as exc:
+            raise ScriptError(f"state dump: {exc}") from None
         state["filename"], state["modified"] = str(out.get("filename")), \
             bool(out.get("modified"))
         for name, info in state.get("datasets", {}).items():

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,16 +36,34 @@ MAX_DATA_FILES = 8
 _CACHE: dict[str, dict[str, Any]] = {}
 _CACHE_SIZE = 16
 
-#: Runs in the sandbox: argv[1] the document; reads the answer marker from stdin.
-LOADER = r"""
+_START = r"""
 import json, os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
-marker = sys.stdin.readline().strip()
+"""
+_APP = r"""
 from veusz import qtall as qt
 app = qt.QApplication(["veusz"])
 from veusz import setting, widgets, dataimport, document
 from veusz.document import loader
+"""
+#: The warm reader's input: the marker line, then the document (at most MAX_DOC bytes),
+#: written where the cold reader is shown it (argv[1]) before Veusz loads it.
+_READ = r"""
+marker = sys.stdin.buffer.readline().decode("ascii", "replace").strip()
+text = sys.stdin.buffer.read(MAX_DOC + 1)
+sys.stdin.close()
+if len(text) > MAX_DOC:
+    print(marker + json.dumps({"error": "the document is larger than %d bytes" % MAX_DOC}),
+          flush=True)
+    sys.exit(0)
+os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)
+with open(sys.argv[1], "wb") as fh:
+    fh.write(text)
+"""
+_DOC = r"""
 doc = document.Document()
+"""
+_LOAD = r"""
 try:
     loader.loadDocument(doc, sys.argv[1], mode="vsz", callbackunsafe=None)
 except Exception as exc:
@@ -55,6 +74,48 @@ ns = {"doc": doc}
 exec(STATE_CODE, ns)
 print(marker + json.dumps(ns["__out__"]), flush=True)
 """
+#: Runs in the sandbox: argv[1] the document; reads the answer marker from stdin.
+LOADER = _START + "marker = sys.stdin.readline().strip()\n" + _APP + _DOC + _LOAD
+#: The same, started ahead of need (a warm reader): Veusz imported, its application and the
+#: (empty) document made before the marker and the document come on stdin (argv[1]: where
+#: to write it); it leaves without the interpreter's teardown once it has answered. Only
+#: the live document goes this way: a saved one may import work-folder files.
+WARM_LOADER = _START + _APP + _DOC + _READ + _LOAD + "os._exit(0)\n"
+#: Largest live document handed to a warm reader (it is written into the sandbox's 16 MiB
+#: home); a larger one is read cold.
+MAX_WARM_DOC = 12 << 20
+LIVE_DOC = f"{INSIDE_WORK}/document.vsz"
+
+
+def _code(loader: str) -> str:
+    return (f"STATE_CODE = {(INSIDE / 'state_dump.py').read_text()!r}\n"
+            f"MAX_DOC = {MAX_WARM_DOC}\n{loader}")
+
+
+def _cached(key: str, out: dict[str, Any]) -> dict[str, Any]:
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = out
+    return out
+
+
+def _answer(name: str, res: Any, marker: str, timeout: float) -> dict[str, Any]:
+    """The summary behind ``marker`` in a sandboxed run's output; GetterError otherwise."""
+    if res.timed_out:
+        raise GetterError(f"{name}: Veusz did not read it within {timeout:g} s")
+    for line in reversed(res.output.splitlines()):
+        if line.startswith(marker):
+            try:
+                out = json.loads(line[len(marker):])
+            except ValueError:
+                break
+            if not isinstance(out, dict):
+                break
+            if "error" in out:
+                raise GetterError(f"{name}: Veusz cannot load it: {out['error']}")
+            return out
+    raise GetterError(f"{name}: Veusz gave no summary (exit {res.returncode}): "
+                      f"{res.output[-400:]}")
 
 
 def load_document(doc: Path, data: list[Path], timeout: float = 90.0) -> dict[str, Any]:
@@ -72,31 +133,41 @@ def load_document(doc: Path, data: list[Path], timeout: float = 90.0) -> dict[st
     files = {f"{INSIDE_WORK}/{p.name}": p for p in data}
     inside_doc = f"{INSIDE_WORK}/{doc.name}"
     files[inside_doc] = doc
-    code = f"STATE_CODE = {(INSIDE / 'state_dump.py').read_text()!r}\n{LOADER}"
     try:
-        res = run_sandboxed([SYSTEM_PYTHON, "-I", "-c", code, inside_doc], files=files,
+        res = run_sandboxed([SYSTEM_PYTHON, "-I", "-c", _code(LOADER), inside_doc], files=files,
                             stdin=f"{marker}\n".encode(), timeout=timeout,
                             env={"XDG_RUNTIME_DIR": "/tmp"}, max_output=8 << 20)
     except (SandboxError, OSError) as exc:
         raise GetterError(f"{doc.name}: Veusz could not be run to read it: {exc}") from None
-    if res.timed_out:
-        raise GetterError(f"{doc.name}: Veusz did not read it within {timeout:g} s")
-    for line in reversed(res.output.splitlines()):
-        if line.startswith(marker):
-            try:
-                out = json.loads(line[len(marker):])
-            except ValueError:
-                break
-            if not isinstance(out, dict):
-                break
-            if "error" in out:
-                raise GetterError(f"{doc.name}: Veusz cannot load it: {out['error']}")
-            if len(_CACHE) >= _CACHE_SIZE:
-                _CACHE.pop(next(iter(_CACHE)))
-            _CACHE[key] = out
-            return out
-    raise GetterError(f"{doc.name}: Veusz gave no summary (exit {res.returncode}): "
-                      f"{res.output[-400:]}")
+    return _cached(key, _answer(doc.name, res, marker, timeout))
+
+
+def load_live_document(vsz: str, owner: object, timeout: float = 90.0) -> dict[str, Any]:
+    """The summary of the live document written out as ``vsz`` (no data files: every dataset
+    is inline), as :func:`load_document` gives it for that text saved as ``document.vsz``,
+    read by a Veusz started ahead of need for ``owner`` (the env's provider), the document on
+    its stdin; cold (:func:`load_document`) when none waits or the document is large."""
+    from sciagent_gym.sdk import SandboxError, run_sandboxed
+
+    text = vsz.encode()
+    key = hashlib.sha256(text).hexdigest()  # load_document's key for this document alone
+    if key in _CACHE:
+        return _CACHE[key]
+    if len(text) <= MAX_WARM_DOC:
+        marker = secrets.token_hex(16)
+        try:
+            res = run_sandboxed([SYSTEM_PYTHON, "-I", "-c", _code(WARM_LOADER), LIVE_DOC],
+                                stdin=f"{marker}\n".encode() + text, timeout=timeout,
+                                env={"XDG_RUNTIME_DIR": "/tmp"}, max_output=8 << 20,
+                                warm=owner)
+        except (SandboxError, OSError) as exc:
+            raise GetterError(f"document.vsz: Veusz could not be run to read it: {exc}") \
+                from None
+        return _cached(key, _answer("document.vsz", res, marker, timeout))
+    with tempfile.TemporaryDirectory(prefix="sciagent-veusz-dump-") as tmp:
+        doc = Path(tmp) / "document.vsz"
+        doc.write_bytes(text)
+        return load_document(doc, [], timeout)
 
 
 def _document(state: FinalState, source: str | None, data: list[str] | None) -> dict[str, Any]:

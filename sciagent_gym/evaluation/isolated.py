@@ -7,184 +7,73 @@ parser rlimits, empty size-capped /tmp, /dev/shm and home (/dev and the rest of 
 read-only), a clean environment, and copies of the given host files read-only at fixed
 paths. Output is read through a bounded tail and the whole sandbox is killed at the
 deadline. Without a working bubblewrap it refuses to run: there is no unsandboxed fallback.
+
+A program slow to start (Veusz, PyMOL) can be started ahead of need in the same sandbox, no
+file shown, to read its input from stdin, answer once and exit (:func:`start_sandboxed`,
+:class:`WarmReader`, ``run_sandboxed(warm=owner)``); one lost before use means a cold run.
 """
 
 from __future__ import annotations
 
-import os
-import posixpath
-import select
-import stat
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from sciagent_gym import processes
-from sciagent_gym.errors import SandboxError
+from sciagent_gym.evaluation.sandbox_process import (
+    HOME_BYTES,
+    INSIDE_HOME,
+    MAX_FILE_BYTES,
+    SandboxRun,
+    finish_sandboxed,
+    spawn_sandboxed,
+)
+from sciagent_gym.evaluation.warm import (
+    WarmReader,
+    WarmSandbox,
+    close_warm,
+    defer_warm,
+    prepare_warm,
+    start_sandboxed,
+    warm_reader,
+    warm_readers,
+)
 from sciagent_gym.isolation import confinement as conf
-from sciagent_gym.isolation.bwrap import bwrap_problem, system_binds
 
-INSIDE_HOME = "/home/user"
-#: Largest host file shown inside (bubblewrap copies it into the sandbox's memory).
-MAX_FILE_BYTES = 256 << 20
-HOME_BYTES = 16 << 20
-#: Top-level directories a shown file must not cover (the system the sandbox runs on).
-_RESERVED = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev"}
-_CHUNK = 1 << 16
-
-
-class SandboxRun(NamedTuple):
-    """How a sandboxed run ended: exit status (negative: killed by that signal), the last
-    ``max_output`` bytes of its merged stdout/stderr, and whether the deadline killed it."""
-
-    returncode: int | None
-    output: str
-    timed_out: bool
-
-
-def _open_file(inside: str, host: Path) -> int:
-    """An fd on the regular host file ``host`` for ``inside`` (validated), never following a
-    link: bubblewrap copies from the fd, so the sandbox user needs no access to the host path."""
-    if not inside.startswith("/") or posixpath.normpath(inside) != inside or inside == "/" \
-            or inside.split("/")[1] in _RESERVED:
-        raise ValueError(f"inside path {inside!r} must be a normalised absolute path outside "
-                         f"/{', /'.join(sorted(_RESERVED))}")
-    try:
-        fd = os.open(host, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise SandboxError(f"cannot show {host} in the sandbox: {exc.strerror}") from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
-        os.close(fd)
-        raise SandboxError(f"cannot show {host} in the sandbox: not a regular file of at most "
-                           f"{MAX_FILE_BYTES} bytes")
-    os.set_blocking(fd, True)
-    return fd
-
-
-def _data_fd(data: bytes) -> int:
-    fd = os.memfd_create("sciagent-isolated", os.MFD_CLOEXEC)
-    os.write(fd, data)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
-
-
-def _bwrap_argv(argv: Sequence[str], identity: conf.Identity, limits: conf.Limits,
-                shown: list[tuple[int, str]], seccomp: int | None,
-                env: Mapping[str, str]) -> list[str]:
-    out = ["bwrap", *conf.bwrap_identity_args(identity), "--unshare-all", "--die-with-parent",
-           "--new-session", "--clearenv", *system_binds(), *conf.etc_binds(),
-           "--proc", "/proc", *conf.dev_args(limits),
-           "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
-           "--size", str(HOME_BYTES), "--perms", "0700", "--tmpfs", INSIDE_HOME]
-    for fd, inside in shown:
-        out += ["--perms", "0444", "--ro-bind-data", str(fd), inside]
-    out += conf.READ_ONLY_ROOT  # after the last mount point
-    if seccomp is not None:
-        out += ["--seccomp", str(seccomp)]
-    out += ["--chdir", INSIDE_HOME]
-    for key, value in {"HOME": INSIDE_HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8",
-                       "PATH": "/usr/bin:/bin", **env}.items():
-        out += ["--setenv", key, value]
-    return [*out, "--", *argv]
+__all__ = ["HOME_BYTES", "INSIDE_HOME", "MAX_FILE_BYTES", "SandboxRun", "WarmReader",
+           "WarmSandbox", "close_warm", "defer_warm", "prepare_warm", "run_sandboxed",
+           "start_sandboxed", "warm_readers"]
 
 
 def run_sandboxed(argv: Sequence[str], *, files: Mapping[str, Path] | None = None,
                   timeout: float = 60.0, max_output: int = 1 << 20, stdin: bytes = b"",
                   env: Mapping[str, str] | None = None,
-                  limits: conf.Limits = conf.PARSER_LIMITS) -> SandboxRun:
+                  limits: conf.Limits = conf.PARSER_LIMITS,
+                  warm: object | None = None) -> SandboxRun:
     """Run ``argv`` in a fresh sandbox (see the module docstring) and wait for it.
 
     ``files`` maps inside paths to host files, shown read-only. ``stdin`` is written to the
     program's stdin, the channel for anything the sandboxed files must not see in argv or the
     environment (e.g. a per-call answer marker). Raises SandboxError when bubblewrap cannot
     isolate here.
+
+    ``warm``, an owner (an env's provider; weakly held), with no ``files``: the run is served
+    by a sandbox of the same ``argv``, ``env`` and ``limits`` started ahead of need for that
+    owner (:class:`WarmReader`), and the next one is started as it ends; a run no warm one
+    could serve (the first, or one lost before use) runs cold as without ``warm``. Each
+    sandbox serves one run. What waits is ended when the owner is garbage collected
+    (:func:`close_warm` ends it sooner) and at interpreter exit.
     """
-    problem = bwrap_problem()
-    if problem is not None:
-        raise SandboxError(f"refusing to run {argv[0]!r} unsandboxed: {problem}")
-    fds: list[int] = []
-    lease: conf.UidLease | None = None
-    proc: subprocess.Popen | None = None
+    if warm is not None and not files:
+        reader = warm_reader(warm, argv, env, limits)
+        if reader is not None:
+            res = reader.run(stdin, timeout=timeout, max_output=max_output)
+            if res is not None:
+                return res
+    proc, lease = spawn_sandboxed(argv, files, env, limits)
     try:
-        shown = []
-        for inside, host in (files or {}).items():
-            fds.append(_open_file(inside, Path(host)))
-            shown.append((fds[-1], inside))
-        lease = conf.UidLease()
-        passwd, group = conf.passwd_text(lease.program, lease.agent)
-        for text, inside in ((passwd, "/etc/passwd"), (group, "/etc/group")):
-            fds.append(_data_fd(text.encode()))
-            shown.append((fds[-1], inside))
-        seccomp = conf.seccomp_fd()
-        if seccomp is not None:
-            fds.append(seccomp)
-        cmd = _bwrap_argv(argv, lease.agent, limits, shown, seccomp, env or {})
-        proc = processes.spawn(cmd, env=dict(conf.BWRAP_ENV), stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=fds,
-                               cwd="/", preexec_fn=conf.preexec(lease.agent, limits))
-        for fd in fds:
-            os.close(fd)
-        fds.clear()
-        output, timed_out = _communicate(proc, stdin, time.monotonic() + timeout, max_output)
-        if timed_out:
-            processes.terminate(proc, timeout=0)
-        else:
-            processes.terminate(proc, timeout=1.0)  # reaps it; sweeps a lingering group
-        return SandboxRun(proc.returncode, output.decode("utf-8", "replace"), timed_out)
+        return finish_sandboxed(proc, stdin, time.monotonic() + timeout, max_output)
     finally:
-        if proc is not None and proc.poll() is None:
+        if proc.poll() is None:
             processes.terminate(proc, timeout=0)
-        for fd in fds:
-            os.close(fd)
-        if lease is not None:
-            lease.release()
-
-
-def _communicate(proc: subprocess.Popen, data: bytes, deadline: float,
-                 max_output: int) -> tuple[bytes, bool]:
-    """Feed ``data`` and read output until the program exits or the deadline passes; keeps
-    only the last ``max_output`` bytes. Returns (tail, timed out)."""
-    tail = bytearray()
-    out_fd = proc.stdout.fileno()
-    os.set_blocking(out_fd, False)
-    pending = memoryview(data)
-    in_fd: int | None = proc.stdin.fileno()
-    if pending:
-        os.set_blocking(in_fd, False)
-    else:
-        proc.stdin.close()
-        in_fd = None
-    eof = False
-    while not eof or proc.poll() is None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return bytes(tail), True
-        if eof:  # output closed but the program lives on: wait for it, up to the deadline
-            try:
-                proc.wait(min(remaining, 0.1))
-            except subprocess.TimeoutExpired:
-                pass
-            continue
-        readable, writable, _ = select.select([out_fd], [in_fd] if in_fd is not None else [],
-                                              [], remaining)
-        if writable:
-            try:
-                pending = pending[os.write(in_fd, pending[:_CHUNK]):]
-            except BlockingIOError:
-                pass
-            except BrokenPipeError:
-                pending = pending[:0]
-            if not pending:
-                proc.stdin.close()
-                in_fd = None
-        if readable:
-            chunk = os.read(out_fd, _CHUNK)
-            if not chunk:
-                eof = True
-            tail += chunk
-            if len(tail) > max_output:
-                del tail[:len(tail) - max_output]
-    return bytes(tail), False
+        lease.release()

@@ -34,6 +34,7 @@ from sciagent_gym.evaluation import (
     GetterError,
     evaluate,
     isolated,
+    sandbox_process,
 )
 from sciagent_gym.providers.local import sandbox
 from sciagent_gym.tools import load_tool_getters
@@ -429,7 +430,7 @@ def test_sandbox_timeout_kills_everything_inside():
 
 def test_sandbox_refuses_to_run_without_isolation(monkeypatch, tmp_path):
     marker = tmp_path / "ran"
-    monkeypatch.setattr(isolated, "bwrap_problem", lambda: "bwrap is not installed")
+    monkeypatch.setattr(sandbox_process, "bwrap_problem", lambda: "bwrap is not installed")
     with pytest.raises(SandboxError, match="unsandboxed"):
         isolated.run_sandboxed(["/bin/sh", "-c", f"touch {marker}"], timeout=5)
     assert not marker.exists()

@@ -36,6 +36,16 @@ import time
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from sciagent_gym.envs.ds9.restore import FRESH, fresh_commands
+from sciagent_gym.envs.ds9.state import QUERIES, build_state
+from sciagent_gym.envs.ds9.xpa import (
+    UNLISTED_RETRY,
+    XPA_NAME,
+    parse_answers,
+    parse_script,
+    unlisted,
+)
+
 from sciagent_gym.sdk import (
     ChannelHost,
     ConsoleLanguage,
@@ -49,12 +59,10 @@ from sciagent_gym.sdk import (
 if TYPE_CHECKING:
     from sciagent_gym.sdk import Task
 
-XPA_NAME = "sciagent"
 MAIN_TITLE = f"SAOImage {XPA_NAME}"
 # The image canvas; with DS9's panels, button bar and colour bar the window is 1000x717 at
 # (0, 0) (plus openbox's title bar): it fits the 1280x800 screen with room to spare.
 CANVAS = (1000, 480)
-_SEP = "\x1e"
 
 # DS9 in the sandbox: XPA over unix sockets in a private directory.
 _LAUNCH = 'mkdir -p "$XPA_TMPDIR" && exec ds9 "$@"'
@@ -64,101 +72,6 @@ _LAUNCH = 'mkdir -p "$XPA_TMPDIR" && exec ds9 "$@"'
 # argument.
 _CLIENT = inside_text(__file__, "xpa_client.sh")
 
-# What dump_state asks, by key (each an ``xpaget`` argument).
-_QUERIES = {
-    "version": "version", "file": "file", "frame": "frame", "frames": "frame all",
-    "scale": "scale", "scale_mode": "scale mode", "scale_limits": "scale limits",
-    "scale_log_exp": "scale log exp", "cmap": "cmap", "cmap_invert": "cmap invert",
-    "zoom": "zoom", "rotate": "rotate", "pan_image": "pan image",
-    "pan_fk5": "pan wcs fk5 degrees", "crosshair_image": "crosshair image",
-    "crosshair_fk5": "crosshair wcs fk5 degrees", "mode": "mode",
-    "regions": "regions -format ds9 -system image",
-    "smooth": "smooth", "smooth_function": "smooth function", "smooth_radius": "smooth radius",
-    "smooth_sigma": "smooth sigma", "contour": "contour", "contour_nlevels": "contour nlevels",
-    # not "contour levels": DS9 answers it from the Contour Parameters dialog, which it opens
-    # on screen to do so (a dump must never change what the agent sees)
-    "contour_limits": "contour limits",
-    "contour_scale": "contour scale", "contour_smooth": "contour smooth",
-    "crop_image": "crop image", "size": "fits size", "object": "fits header keyword OBJECT",
-    "block": "block", "tile": "tile", "colorbar": "colorbar", "grid": "grid",
-    "view_info": "view info", "view_panner": "view panner", "view_magnifier": "view magnifier",
-    "view_graph_horz": "view graph horizontal", "view_graph_vert": "view graph vertical",
-}
-
-
-# What a fresh DS9 shows (DS9 8.4 defaults, as launched by launch_argv), set back by
-# Adapter.restore_in_place: every setting the dump reads, the panels, and the settings the
-# button bar and the mouse reach in short episodes (contrast/bias, region defaults,
-# coordinate systems). Each entry is (query, answer at launch, command that sets it back;
-# None: "query answer"); only settings whose answer differs are set, in this order.
-# tests/e2e/test_soft_reset_e2e.py compares the result with a restart, frame and dump.
-_FRESH: list[tuple[str, str, str | None]] = [
-    ("frame", "1", None), ("mode", "none", None),
-    ("regions shape", "circle", None), ("regions color", "green", None),
-    ("single", "yes", "single"), ("tile", "no", None), ("blink", "no", None),
-    ("frame lock", "none", None), ("crosshair lock", "none", None),
-    ("block", "1", "block to 1"), ("bin factor", "1 1", None),
-    ("smooth", "no", None), ("smooth function", "gaussian", None),
-    ("smooth radius", "3", None), ("smooth sigma", "1.5", None),
-    ("contour", "no", None), ("contour nlevels", "5", None), ("contour smooth", "4", None),
-    ("contour method", "smooth", None), ("contour scale", "linear", None),
-    ("contour mode", "minmax", None),
-    ("scale", "linear", "scale linear"), ("scale mode", "minmax", None),
-    ("scale log exp", "1000", None), ("scale scope", "local", None),
-    ("minmax mode", "scan", None), ("zscale contrast", ".25", None),
-    ("cmap", "grey", "cmap grey"), ("cmap invert", "no", None), ("cmap value", "1 0.5", None),
-    ("zoom", "1", "zoom to 1"), ("rotate", "0", "rotate to 0"),
-    ("colorbar", "yes", None), ("colorbar numerics", "yes", None), ("grid", "no", None),
-    ("wcs sky", "fk5", None), ("wcs skyformat", "sexagesimal", None),
-    ("bg color", "white", "bg white"), ("nan color", "white", "nan white"),
-    *[(f"view {k}", v, None) for k, v in [
-        ("layout", "horizontal"), ("info", "yes"), ("panner", "yes"), ("magnifier", "yes"),
-        ("buttons", "yes"), ("colorbar", "yes"), ("graph horizontal", "no"),
-        ("graph vertical", "no"), ("filename", "yes"), ("object", "yes"), ("keyword", "no"),
-        ("minmax", "no"), ("lowhigh", "no"), ("units", "no"), ("frame", "yes"),
-        ("wcs", "yes"), ("physical", "yes"), ("image", "yes")]],
-]
-# Sent every time (cheap, and not all of it can be queried).
-_FRESH_ALWAYS = [
-    "regions delete all", "crop reset",
-    # the info panel's coordinate-name labels: hovering the image gives them a Times font
-    # (for alpha, delta) that stays, 2 px wider, after their text is cleared on leaving it;
-    # at launch they have the panel's font, as the 'x' label of the Physical row has
-    "tcl {foreach ll {{} a b c d e f g h i j k l m n o p q r s t u v w x y z} "
-    "{foreach aa {x y z} {$infobox(wcs$ll,$aa,nm) configure "
-    "-font [$ds9(info).physicalXLabel cget -font]}}}",
-    # the button bar's first section, as at launch (XPA splits a line at ';': two commands)
-    "tcl {set buttons(major,current) $ds9(buttons).file}", "tcl {MajorButton}",
-    # DS9's notes (an oracle reads a count it computed in DS9's Tcl back through them; an
-    # agent may type into them): empty, as at launch
-    "tcl {set ds9notes {}}",
-]
-
-
-def _same_answer(got: str, want: str) -> bool:
-    """XPA answers compared as words, numbers as numbers ('.25' is '0.25', '1.0' is '1')."""
-    a, b = got.split(), want.split()
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b, strict=True):
-        try:
-            if float(x) != float(y):
-                return False
-        except ValueError:
-            if x.lower() != y.lower():
-                return False
-    return True
-
-
-def fresh_commands(answers: list[str]) -> list[str]:
-    """The commands that set back what differs from launch, given the answers to the
-    :data:`_FRESH` queries (in order), then :data:`_FRESH_ALWAYS`."""
-    out = [cmd or f"{query} {want}" for (query, want, cmd), got in zip(_FRESH, answers,
-                                                                       strict=True)
-           if not _same_answer(got, want)]
-    if any(c.startswith("contour ") for c in out):
-        out.append("contour close")  # DS9 opens the Contour Parameters dialog to set them
-    return out + _FRESH_ALWAYS
 
 
 class DS9ScriptError(ToolScriptError):
@@ -169,114 +82,6 @@ def is_error_dialog(window: WindowInfo) -> bool:
     """DS9's message boxes are Tk dialogs (class Dialog), not the main window."""
     return (not window.title.startswith("SAOImage") and "dialog" in window.wm_class.lower()
             and window.width > 50 and window.height > 30)
-
-
-def parse_script(code: str) -> list[str]:
-    """The script's commands: one per line, comments and blank lines dropped."""
-    lines = [ln.strip() for ln in code.splitlines()]
-    return [ln for ln in lines if ln and not ln.startswith("#")]
-
-
-#: Seconds to ask again while DS9's access point is missing from the name server's list.
-_UNLISTED_RETRY = 2.0
-
-
-def _unlisted(answers: list[tuple[int, int, str]], mode: str) -> bool:
-    """The name server listed no access point for DS9, so no command reached it: true when the
-    first answer says so and nothing after it ran (``stop`` ends the request there; with
-    ``all``, every answer must say so). For a moment right after a start, DS9's access point
-    is missing from that list although it had answered (a request 0.02 s after a reset under
-    the damage settle failed 2 times in 6: ``envs/ds9/NOTES.md``); a request then is safe to
-    repeat."""
-    def says(text: str) -> bool:
-        return "access points match template" in text and text.lstrip().startswith("XPA$ERROR")
-
-    if not answers or answers[0][1] == 0 or not says(answers[0][2]):
-        return False
-    return mode == "stop" or all(rc != 0 and says(text) for _, rc, text in answers)
-
-
-def parse_answers(text: str) -> list[tuple[int, int, str]]:
-    """(line number, exit code, answer text) per command from the client's answer file."""
-    out = []
-    for block in text.split(_SEP)[1:]:
-        head, _, body = block.partition("\n")
-        n, rc = head.split()
-        out.append((int(n), int(rc), body.rstrip("\n")))
-    return out
-
-
-def _floats(text: str | None) -> list[float] | None:
-    if text is None:
-        return None
-    try:
-        return [float(v) for v in text.split()]
-    except ValueError:
-        return None
-
-
-def _float(text: str | None) -> float | None:
-    values = _floats(text)
-    return values[0] if values else None
-
-
-def _yes(text: str | None) -> bool | None:
-    return None if text is None else text.strip().lower() in ("yes", "1", "true")
-
-
-def build_state(raw: dict[str, str | None]) -> dict[str, Any]:
-    """The state dump as JSON data from the raw ``xpaget`` answers (None: the query failed)."""
-    from sciagent_gym.envs.ds9.regions import RegionError, parse_regions
-
-    file = (raw.get("file") or "").strip()
-    try:
-        parsed = parse_regions(raw.get("regions") or "")
-        regions = [{"shape": s["shape"], "exclude": s["exclude"], "coords": s["coords"],
-                    "sizes": [v for v, _ in s["sizes"]], "angles": s["angles"],
-                    "props": s["props"]} for s in parsed["shapes"]]
-        region_error = None
-    except RegionError as exc:
-        regions, region_error = [], str(exc)
-    crop = _floats(raw.get("crop_image"))
-    size = _floats(raw.get("size"))
-    return {
-        "xpa_name": XPA_NAME, "version": (raw.get("version") or "").split()[-1:] or None,
-        "file": file, "loaded": bool(file),
-        "file_name": file.rsplit("/", 1)[-1] if file else "",
-        "frame": _float(raw.get("frame")),
-        "frames": [int(v) for v in (_floats(raw.get("frames")) or [])],
-        "n_frames": len(_floats(raw.get("frames")) or []),
-        "scale": {"function": (raw.get("scale") or "").strip() or None,
-                  "mode": (raw.get("scale_mode") or "").strip() or None,
-                  "limits": _floats(raw.get("scale_limits")),
-                  "log_exp": _float(raw.get("scale_log_exp"))},
-        "cmap": {"name": (raw.get("cmap") or "").strip() or None,
-                 "invert": _yes(raw.get("cmap_invert"))},
-        "zoom": _float(raw.get("zoom")), "rotate": _float(raw.get("rotate")),
-        "pan": {"image": _floats(raw.get("pan_image")), "fk5": _floats(raw.get("pan_fk5"))},
-        "crosshair": {"image": _floats(raw.get("crosshair_image")),
-                      "fk5": _floats(raw.get("crosshair_fk5"))},
-        "mode": (raw.get("mode") or "").strip() or None,
-        "regions": regions, "n_regions": len(regions), "regions_error": region_error,
-        "smooth": {"on": _yes(raw.get("smooth")),
-                   "function": (raw.get("smooth_function") or "").strip() or None,
-                   "radius": _float(raw.get("smooth_radius")),
-                   "sigma": _float(raw.get("smooth_sigma"))},
-        "contour": {"on": _yes(raw.get("contour")), "nlevels": _float(raw.get("contour_nlevels")),
-                    "limits": _floats(raw.get("contour_limits")),
-                    "scale": (raw.get("contour_scale") or "").strip() or None,
-                    "smooth": _float(raw.get("contour_smooth"))},
-        "crop": {"image": crop,
-                 "cropped": bool(crop and size and (crop[2] < size[0] or crop[3] < size[1]))},
-        "size": size,
-        "object": (raw.get("object") or "").strip() or None,
-        "block": _float(raw.get("block")), "tile": _yes(raw.get("tile")),
-        "colorbar": _yes(raw.get("colorbar")), "grid": _yes(raw.get("grid")),
-        "view": {"info": _yes(raw.get("view_info")), "panner": _yes(raw.get("view_panner")),
-                 "magnifier": _yes(raw.get("view_magnifier")),
-                 "graph_horz": _yes(raw.get("view_graph_horz")),
-                 "graph_vert": _yes(raw.get("view_graph_vert"))},
-    }
 
 
 class Adapter(ToolAdapter):
@@ -342,15 +147,15 @@ class Adapter(ToolAdapter):
             time.sleep(0.05)
 
     def restore_in_place(self, provider: ProgramHost, task: Task) -> bool:
-        """Set back what a restart would (see :data:`_FRESH`) and reload the task's one input
+        """Set back what a restart would (see :data:`FRESH`) and reload the task's one input
         file into frame 1 (the file is restaged; loading it re-centres pan and crosshair).
         Refused with any other window open (a dialog, a torn-off menu), with more than one
         frame, or for tasks that open no file or several."""
         if len(task.spec.open) != 1 or any(w.title != MAIN_TITLE for w in provider.windows()):
             return False
-        answers = self._run(provider, ["get frame all", *[f"get {q}" for q, _, _ in _FRESH]],
+        answers = self._run(provider, ["get frame all", *[f"get {q}" for q, _, _ in FRESH]],
                             "all", 20.0)
-        if len(answers) != 1 + len(_FRESH) or any(rc != 0 for _, rc, _ in answers) \
+        if len(answers) != 1 + len(FRESH) or any(rc != 0 for _, rc, _ in answers) \
                 or answers[0][2].split() != ["1"]:
             return False
         work = provider.paths["work"]
@@ -373,7 +178,7 @@ class Adapter(ToolAdapter):
                 raise DS9ScriptError("DS9 showed an error message (now closed) instead of "
                                      "answering")
 
-        deadline = time.monotonic() + _UNLISTED_RETRY
+        deadline = time.monotonic() + UNLISTED_RETRY
         while True:
             text = self.call_client(provider, f"ds9-xpa-{n}",
                                     argv=["sh", "-c", _CLIENT, "xpa", self.xpa_dir(provider),
@@ -384,7 +189,7 @@ class Adapter(ToolAdapter):
             except ValueError:
                 raise DS9ScriptError(f"unreadable answer from the XPA client: {text[:300]!r}") \
                     from None
-            if not _unlisted(answers, mode) or time.monotonic() > deadline:
+            if not unlisted(answers, mode) or time.monotonic() > deadline:
                 return answers
             time.sleep(0.05)
 
@@ -407,8 +212,8 @@ class Adapter(ToolAdapter):
         return "\n".join(gets)
 
     def dump_state(self, provider: ChannelHost) -> dict[str, Any]:
-        keys = list(_QUERIES)
-        answers = self._run(provider, [f"get {_QUERIES[k]}" for k in keys], "all", 20.0)
+        keys = list(QUERIES)
+        answers = self._run(provider, [f"get {QUERIES[k]}" for k in keys], "all", 20.0)
         if len(answers) != len(keys):
             raise DS9ScriptError(f"state dump incomplete: {len(answers)} of {len(keys)} answers")
         raw = {keys[n - 1]: (text if rc == 0 else None) for n, rc, text in answers}

@@ -9,7 +9,7 @@ of a second), deterministically from its seed:
   polymorph with probability ``poly`` ~ U(:data:`POLYMORPH_KEEP`) (at least two of a compound
   that has two), at least :data:`MIN_ENTRIES` entries in all;
 - **toy values**: every entry's formation energy and band gap get fresh noise (the models of
-  :mod:`.db`, noise N(0, :data:`ENERGY_NOISE`) and N(0, :data:`GAP_NOISE`)), a fresh date;
+  :mod:`.toy_models`, noise N(0, :data:`ENERGY_NOISE`) and N(0, :data:`GAP_NOISE`)), a fresh date;
 - **analysis**: each entry is unanalysed (space group, density and structure type null) with
   probability ``unanalysed`` ~ U(:data:`UNANALYSED`);
 - **ids**: a seeded shuffle, ``sag-1`` ... ``sag-N``.
@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 from sciagent_gym.envs.materials import db
+from sciagent_gym.envs.materials.template import LAST_MODIFIED
+from sciagent_gym.envs.materials.toy_models import toy_gap
 
 #: The fewest entries of a variant: ids ``sag-1`` ... ``sag-MIN_ENTRIES`` always exist.
 MIN_ENTRIES = 400
@@ -41,7 +43,8 @@ CORE_KEEP = (0.7, 1.0)
 POLYMORPH_KEEP = (0.7, 1.0)
 RESERVE_KEEP = (0.1, 1.0)
 UNANALYSED = (0.05, 0.6)
-#: Standard deviations of the toy values' noise (eV/atom, eV), as :mod:`.db` draws them.
+#: Standard deviations of the toy values' noise (eV/atom, eV), as :mod:`.db` draws them
+#: (:mod:`.toy_models`).
 ENERGY_NOISE = 0.01
 GAP_NOISE = 0.15
 
@@ -182,7 +185,7 @@ class Variant:
         """Draw these entries' band-gap noise again."""
         for i in entry_ids:
             t = self.template(i)
-            self.entries_by_id[i]["_sag_band_gap"] = db.toy_gap(
+            self.entries_by_id[i]["_sag_band_gap"] = toy_gap(
                 t["gap_base"], t["open_d"], float(self.rng.normal(0, GAP_NOISE)))
 
     # -- staging -----------------------------------------------------------------------------
@@ -281,8 +284,8 @@ def build(seed: int, formulas: Iterable[str] = (), pristine: Iterable[str] = ())
         e = db.public(t["entry"], entry_id, bool(analysed[k]))
         e["_sag_formation_energy_per_atom"] = round(t["energy_model"] + float(energy_noise[k]),
                                                     4)
-        e["_sag_band_gap"] = db.toy_gap(t["gap_base"], t["open_d"], float(gap_noise[k]))
-        e["last_modified"] = db.LAST_MODIFIED.format(day=int(days[k]), hour=int(hours[k]))
+        e["_sag_band_gap"] = toy_gap(t["gap_base"], t["open_d"], float(gap_noise[k]))
+        e["last_modified"] = LAST_MODIFIED.format(day=int(days[k]), hour=int(hours[k]))
         by_id[entry_id] = e
         source[entry_id] = i
     v = Variant(int(seed), knobs, by_id, source,

@@ -39,15 +39,26 @@ from sciagent_gym.sdk import (
     ToolAdapter,
     ToolScriptError,
     WindowInfo,
+    inside_text,
 )
 
 if TYPE_CHECKING:
     from sciagent_gym.sdk import Task
 
-HERE = Path(__file__).parent / "inside"  # code run inside QuPath
-CHANNEL_SCRIPT = (HERE / "channel.groovy").read_text()
-MAKE_PROJECT = (HERE / "make_project.groovy").read_text()
-STATE_SCRIPT = (HERE / "state_dump.groovy").read_text()
+# Code run inside QuPath (inside/): its request loop, the project maker, the state dump.
+CHANNEL_SCRIPT = inside_text(__file__, "channel.groovy")
+MAKE_PROJECT = inside_text(__file__, "make_project.groovy")
+STATE_SCRIPT = inside_text(__file__, "state_dump.groovy")
+# The launch (inside/launch.sh): $1 exe, $2 channel dir, $3 stage JSON ("" = no task),
+# $4 make_project.groovy, $5 channel.groovy, $6 project dir, $7 image name, $8 work dir
+_LAUNCH = inside_text(__file__, "launch.sh")
+# Hides QuPath's notification popups (their count is the answer).
+_HIDE_NOTIFICATIONS = inside_text(__file__, "hide_notifications.groovy")
+# The name of the image open in QuPath ("" when none).
+_PROBE = inside_text(__file__, "probe.groovy")
+# Opens the staged project's first image in the running QuPath (@PROJECT: its folder, a JSON
+# string literal).
+_OPEN_PROJECT = inside_text(__file__, "open_project.groovy")
 PACKAGE = "QuPath (not in Debian; official release)"
 INSTALL = "sciagent-gym install qupath"
 PREFS_NODE = "sciagent-gym"
@@ -104,50 +115,6 @@ class QuPathScriptError(ToolScriptError):
     """A Groovy request failed or QuPath did not answer."""
 
 
-# $1 exe, $2 channel dir, $3 stage JSON ("" = no task), $4 make_project.groovy, $5 channel.groovy,
-# $6 project dir, $7 image name, $8 work dir
-_LAUNCH = r"""
-set -e
-exe=$1 chan=$2 stage=$3 project=$6 image=$7 work=$8
-rm -rf "$chan"
-mkdir -p "$chan"
-printf '%s' "$4" > "$chan/make_project.groovy"
-printf '%s' "$5" > "$chan/channel.groovy"
-if [ -n "$stage" ]; then
-  printf '%s' "$stage" > "$chan/stage.json"
-  "$exe" script "$chan/make_project.groovy" -a "$chan/stage.json" -a "$project" -a "$work"
-  exec "$exe" -q "-Dqupath.startup.script=$chan/channel.groovy" \
-    -p "$project/project.qpproj" -i "$image"
-fi
-exec "$exe" -q "-Dqupath.startup.script=$chan/channel.groovy"
-"""
-# $1 request text, $2 request path (written under another name, then renamed)
-_HIDE_NOTIFICATIONS = """
-import javafx.application.Platform
-import javafx.stage.Popup
-import javafx.stage.Window
-import java.util.concurrent.CountDownLatch
-def latch = new CountDownLatch(1)
-def hidden = [0]
-Platform.runLater {
-    try {
-        for (def w in new ArrayList(Window.getWindows())) {
-            if (w instanceof Popup && w.isShowing()) { w.hide(); hidden[0]++ }
-        }
-    } finally { latch.countDown() }
-}
-latch.await()
-return String.valueOf(hidden[0])
-"""
-_PROBE = """
-def gui = qupath.lib.gui.QuPathGUI.getInstance()
-def data = gui.getImageData()
-def project = gui.getProject()
-def entry = (data == null || project == null) ? null : project.getEntry(data)
-if (entry != null)
-    return entry.getImageName()
-return data == null ? "" : data.getServer().getMetadata().getName()
-"""
 
 
 def stage_of(task: Task) -> dict[str, Any] | None:
@@ -230,22 +197,8 @@ class Adapter(ToolAdapter):
         work = provider.paths["work"]
         project = f"{work}/{PROJECT_DIR}"
         args = "def args = " + json.dumps([json.dumps(stage), project, work]) + " as String[]"
-        code = MAKE_PROJECT.replace("// @ARGS", args, 1) + f"""
-def gui = qupath.lib.gui.QuPathGUI.getInstance()
-def loaded = qupath.lib.projects.ProjectIO.loadProject(
-    new File({json.dumps(project)}, "project.qpproj"), java.awt.image.BufferedImage.class)
-def latch = new java.util.concurrent.CountDownLatch(1)
-javafx.application.Platform.runLater {{
-    try {{
-        gui.setProject(loaded)
-        gui.openImageEntry(loaded.getImageList().get(0))
-    }} finally {{
-        latch.countDown()
-    }}
-}}
-latch.await()
-return "ok"
-"""
+        code = MAKE_PROJECT.replace("// @ARGS", args, 1) \
+            + _OPEN_PROJECT.replace("@PROJECT", json.dumps(project), 1)
         self.run_script(provider, code, timeout=120.0)
 
     # -- channel --------------------------------------------------------------------------

@@ -16,9 +16,9 @@ Two kinds of image:
   background, a little blur and noise. Counts, positive percentages and areas are therefore
   known exactly; what QuPath's watershed detection finds is compared with tolerances.
 
-Stain vectors "as QuPath would estimate them" come from :func:`estimate_stains`, a numpy port of
-QuPath v0.5.1's ``EstimateStainVectors.estimateStains`` (qupath-core-processing, with the 3x3
-mean smoothing applied twice and the modal-RGB background of ``EstimateStainVectorsCommand``).
+Stain vectors "as QuPath would estimate them" come from :func:`.stains.estimate_stains`, a
+numpy port of QuPath's own estimate. The tile's nuclei and rendering are in :mod:`.hdab_tile`,
+the IHC image's seeded views in :mod:`.ihc_image`.
 
 Each generator also returns ``qupath_stage``: what the adapter's staging script must set up in
 the QuPath project before the GUI opens it (image, image type, pixel size, stains, annotations
@@ -31,26 +31,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-RUIFROK_H = (0.650, 0.704, 0.286)
-RUIFROK_DAB = (0.268, 0.570, 0.776)
-# QuPath's defaults (StainVector.java, v0.5.1): rounded Ruifrok vectors
-QUPATH_DEFAULT_H = (0.65, 0.70, 0.29)
-QUPATH_DEFAULT_DAB = (0.27, 0.57, 0.78)
-
-
-def unit(v: Any) -> np.ndarray:
-    v = np.asarray(v, float)
-    n = float(np.linalg.norm(v))
-    if n == 0:
-        raise ValueError("zero stain vector")
-    return v / n
-
-
-def angle_deg(a: Any, b: Any) -> float:
-    """Angle between two stain vectors in degrees (QuPath's StainVector.computeAngle)."""
-    c = float(np.clip(np.dot(unit(a), unit(b)), -1.0, 1.0))
-    return float(np.degrees(np.arccos(c)))
+from sciagent_gym.envs.qupath.hdab_tile import place_nuclei, render_hdab
+from sciagent_gym.envs.qupath.ihc_image import ihc_variant, jittered
+from sciagent_gym.envs.qupath.stains import (
+    QUPATH_DEFAULT_DAB,
+    QUPATH_DEFAULT_H,
+    RUIFROK_DAB,
+    RUIFROK_H,
+    angle_deg,
+    estimate_stains,
+    stains_arg,
+    unit,
+)
 
 
 def write_tiff(path: Path, rgb: np.ndarray, pixel_size: float | None) -> None:
@@ -63,131 +55,6 @@ def write_tiff(path: Path, rgb: np.ndarray, pixel_size: float | None) -> None:
         kwargs["resolution"] = (1e4 / pixel_size, 1e4 / pixel_size)
         kwargs["resolutionunit"] = "CENTIMETER"
     tifffile.imwrite(path, np.ascontiguousarray(rgb, np.uint8), **kwargs)
-
-
-# --- QuPath's stain estimation, ported -------------------------------------------------------
-
-
-def _smooth3(img: np.ndarray) -> np.ndarray:
-    """java.awt ConvolveOp with a 3x3 1/9 kernel and EDGE_NO_OP (border pixels copied),
-    rounding to 8 bits as a TYPE_INT_RGB destination does."""
-    f = img.astype(np.float32)
-    out = img.copy()
-    acc = np.zeros_like(f[1:-1, 1:-1])
-    for dy in (-1, 0, 1):
-        for dx in (-1, 0, 1):
-            acc += f[1 + dy:f.shape[0] - 1 + dy, 1 + dx:f.shape[1] - 1 + dx] / 9.0
-    out[1:-1, 1:-1] = np.clip(acc + 0.5, 0, 255).astype(np.uint8)
-    return out
-
-
-def modal_rgb(rgb: np.ndarray) -> tuple[int, int, int]:
-    """EstimateStainVectors.getModeRGB: per-channel mode, ties going to the brighter value."""
-    out = []
-    for c in range(3):
-        hist = np.bincount(rgb[..., c].ravel(), minlength=256)
-        out.append(int(255 - np.argmax(hist[::-1])))
-    return out[0], out[1], out[2]
-
-
-def estimate_stains(rgb: np.ndarray, h_ref: Any = QUPATH_DEFAULT_H,
-                    dab_ref: Any = QUPATH_DEFAULT_DAB, min_stain: float = 0.05,
-                    max_stain: float = 1.0, ignore_percent: float = 1.0,
-                    smooth: bool = True, background: tuple[int, int, int] | None = None
-                    ) -> dict[str, Any]:
-    """QuPath's stain vector estimate for an H-DAB RGB image (check colours on).
-
-    Returns {"hematoxylin": [r, g, b], "dab": [r, g, b], "background": [r, g, b],
-    "n_pixels": pixels kept}. Raises ValueError when too few pixels are stained.
-    """
-    img = np.asarray(rgb, np.uint8)[..., :3]
-    if smooth:
-        img = _smooth3(_smooth3(img))
-    bg = background or modal_rgb(img)
-    flat = img.reshape(-1, 3).astype(float)
-    od = np.empty_like(flat, dtype=np.float32)
-    for c in range(3):  # ColorDeconvolutionHelper.makeOD: max(0, -log10(max(v, 1) / max))
-        od[:, c] = np.maximum(0.0, -np.log10(np.maximum(flat[:, c], 1.0) / bg[c]))
-    r, g, b = od[:, 0].astype(np.float64), od[:, 1].astype(np.float64), od[:, 2].astype(np.float64)
-    mag2 = r * r + g * g + b * b
-    keep = ~((mag2 > max_stain ** 2) | (r < min_stain) | (g < min_stain) | (b < min_stain)
-             | (mag2 <= 0))
-    sqrt3 = 1 / np.sqrt(3)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        gray = (r * sqrt3 + g * sqrt3 + b * sqrt3) / np.sqrt(mag2) >= np.cos(0.15)
-    keep &= ~gray
-    if keep.sum() <= 1:
-        raise ValueError("Not enough pixels remain after applying stain thresholds!")
-    data = np.stack([r[keep], g[keep], b[keep]], axis=1).astype(np.float32).astype(np.float64)
-    cov = np.cov(data, rowvar=False, bias=False)
-    values, vectors = np.linalg.eigh(cov)
-    order = np.argsort(values)
-    e1, e2 = vectors[:, order[2]], vectors[:, order[1]]
-    phi = np.arctan2(data @ e1, data @ e2)
-    inds = np.argsort(phi, kind="stable")
-    n = len(data)
-    alpha = ignore_percent / 100
-    i1 = inds[max(0, int(alpha * n + 0.5))]
-    i2 = inds[min(n - 1, int((1 - alpha) * n + 0.5))]
-    s1, s2 = unit(data[i1]), unit(data[i2])
-    if min(angle_deg(s1, dab_ref), angle_deg(s2, h_ref)) < min(angle_deg(s1, h_ref),
-                                                               angle_deg(s2, dab_ref)):
-        s1, s2 = s2, s1
-    return {"hematoxylin": [float(v) for v in s1], "dab": [float(v) for v in s2],
-            "background": [int(v) for v in bg], "n_pixels": int(n)}
-
-
-# --- synthetic H-DAB tiles --------------------------------------------------------------------
-
-
-def render_hdab(h_conc: np.ndarray, dab_conc: np.ndarray, h_vec: Any, dab_vec: Any,
-                rng: np.random.Generator, noise: float = 1.5) -> np.ndarray:
-    """Beer-Lambert: RGB = 255 * 10^-(cH * vH + cDAB * vDAB), plus noise; uint8 RGB."""
-    vh, vd = unit(h_vec), unit(dab_vec)
-    od = h_conc[..., None] * vh + dab_conc[..., None] * vd
-    rgb = 255.0 * np.power(10.0, -od) + rng.normal(0, noise, od.shape)
-    return np.clip(np.round(rgb), 0, 255).astype(np.uint8)
-
-
-def _place_nuclei(rng: np.random.Generator, size: tuple[int, int], n: int, r_max: float,
-                  avoid: list[tuple[float, float, float, float]], margin: float,
-                  within: tuple[float, float, float, float] | None = None,
-                  taken: list[tuple[float, float]] | None = None, outside: bool = False
-                  ) -> list[tuple[float, float]]:
-    """``n`` centres at least 2.6 r_max apart (from each other and from ``taken``), away from
-    the image edge and from the edges of the rectangles ``avoid`` (x, y, w, h) by ``margin``
-    (so no nucleus straddles them; with ``outside``, none lies in them either); with
-    ``within`` (x, y, w, h), all inside that rectangle by ``margin``."""
-    h, w = size
-    x0, y0, x1, y1 = margin, margin, w - margin, h - margin
-    if within is not None:
-        wx, wy, ww, wh = within
-        x0, y0 = max(x0, wx + margin), max(y0, wy + margin)
-        x1, y1 = min(x1, wx + ww - margin), min(y1, wy + wh - margin)
-    pts: list[tuple[float, float]] = []
-    near = np.array(list(taken or []), float).reshape(-1, 2)
-    d2 = (2.6 * r_max) ** 2
-    tries = 0
-    while len(pts) < n:
-        tries += 1
-        if tries > 200 * n + 2000:
-            raise ValueError(f"cannot place {n} nuclei in a {w}x{h} tile; use fewer")
-        x, y = rng.uniform(x0, x1), rng.uniform(y0, y1)
-        if len(near) and float(np.min((near[:, 0] - x) ** 2 + (near[:, 1] - y) ** 2)) < d2:
-            continue
-        bad = False
-        for ax, ay, aw, ah in avoid:
-            near_x = ax - margin < x < ax + aw + margin
-            near_y = ay - margin < y < ay + ah + margin
-            inside_x = ax + margin < x < ax + aw - margin
-            inside_y = ay + margin < y < ay + ah - margin
-            if near_x and near_y and (outside or not (inside_x and inside_y)):
-                bad = True
-                break
-        if not bad:
-            pts.append((x, y))
-            near = np.vstack([near, [(x, y)]])
-    return pts
 
 
 def _rect(a: dict[str, Any]) -> tuple[float, float, float, float]:
@@ -239,12 +106,12 @@ def tile(work: Path, rng: np.random.Generator, path: str = "tile.tif", width: in
             counts = {k: (v if k == target else max(v, floor)) for k, v in counts.items()}
         pts: list[tuple[float, float]] = []
         for name, k in counts.items():
-            pts += _place_nuclei(rng, (height, width), k, r_max, [], margin,
+            pts += place_nuclei(rng, (height, width), k, r_max, [], margin,
                                  within=by_name[name], taken=pts)
-        pts += _place_nuclei(rng, (height, width), n_nuclei, r_max, rects, margin, taken=pts,
+        pts += place_nuclei(rng, (height, width), n_nuclei, r_max, rects, margin, taken=pts,
                              outside=True)
     else:
-        pts = _place_nuclei(rng, (height, width), n_nuclei, r_max, rects, margin=margin)
+        pts = place_nuclei(rng, (height, width), n_nuclei, r_max, rects, margin=margin)
 
     def region_of(x: float, y: float) -> str | None:
         for a, (ax, ay, aw, ah) in zip(annotations, rects, strict=True):
@@ -331,53 +198,16 @@ def tile(work: Path, rng: np.random.Generator, path: str = "tile.tif", width: in
             "image_area_um2": width * height * pixel_size ** 2, "qupath_stage": stage}
 
 
-def _ihc_variant(rng: np.random.Generator, rgb: np.ndarray, crop: int,
-                 intensity: float) -> np.ndarray:
-    """A seeded view of the IHC image: a ``crop`` x ``crop`` window at a random place, turned by
-    a random multiple of 90 degrees and maybe mirrored (the same tissue seen from another
-    angle), with the stain amounts scaled by a random factor within 1 +- ``intensity`` in
-    optical density (Beer-Lambert, so stain colours keep their direction) and a little noise."""
-    h, w = rgb.shape[:2]
-    if not 0 < crop <= min(h, w):
-        raise ValueError(f"crop {crop} does not fit a {w}x{h} image")
-    y0, x0 = int(rng.integers(0, h - crop + 1)), int(rng.integers(0, w - crop + 1))
-    out = np.rot90(rgb[y0:y0 + crop, x0:x0 + crop], int(rng.integers(4)))
-    if rng.random() < 0.5:
-        out = out[:, ::-1]
-    if intensity > 0:
-        od = -np.log10((out.astype(float) + 1.0) / 256.0)
-        od *= rng.uniform(1 - intensity, 1 + intensity)
-        out = 256.0 * np.power(10.0, -od) - 1.0 + rng.normal(0, 1.0, out.shape)
-        out = np.clip(np.round(out), 0, 255)
-    return np.ascontiguousarray(out, np.uint8)
-
-
-def _jittered(rng: np.random.Generator, annotations: list[dict[str, Any]], jitter: int,
-              width: int, height: int) -> list[dict[str, Any]]:
-    """Each annotation moved by up to ``jitter`` pixels in x and y, kept inside the image."""
-    out = []
-    for a in annotations:
-        b = dict(a)
-        if jitter:
-            b["x"] = int(a["x"]) + int(rng.integers(-jitter, jitter + 1))
-            b["y"] = int(a["y"]) + int(rng.integers(-jitter, jitter + 1))
-        if b["w"] > width or b["h"] > height:
-            raise ValueError(f"annotation {a['name']!r} is larger than the {width}x{height} image")
-        b["x"] = min(max(b["x"], 0), width - b["w"])
-        b["y"] = min(max(b["y"], 0), height - b["h"])
-        out.append(b)
-    return out
-
-
 def ihc(work: Path, rng: np.random.Generator, path: str = "ihc.tif", pixel_size: float = 0.5,
         image_type: str = "BRIGHTFIELD_H_DAB",
         annotations: list[dict[str, Any]] | None = None, crop: int | None = None,
         jitter: int = 0, intensity: float = 0.0) -> dict[str, Any]:
     """scikit-image's immunohistochemistry image (H-DAB, 512 x 512 RGB) as a TIFF.
 
-    With ``crop`` the TIFF is a seeded ``crop`` x ``crop`` view of it (see :func:`_ihc_variant`,
-    ``intensity`` scales the stain amounts), so every seed shows other data; ``jitter`` moves
-    each annotation by up to that many pixels (kept inside the image).
+    With ``crop`` the TIFF is a seeded ``crop`` x ``crop`` view of it (see
+    :func:`.ihc_image.ihc_variant`, ``intensity`` scales the stain amounts), so every seed shows
+    other data; ``jitter`` moves each annotation by up to that many pixels (kept inside the
+    image).
 
     Gold: size, QuPath's stain estimate on the whole image (estimated_h, estimated_dab,
     background) and, for each annotation, its area and bounds as staged.
@@ -386,11 +216,11 @@ def ihc(work: Path, rng: np.random.Generator, path: str = "ihc.tif", pixel_size:
 
     rgb = skdata.immunohistochemistry()
     if crop:
-        rgb = _ihc_variant(rng, rgb, int(crop), float(intensity))
+        rgb = ihc_variant(rng, rgb, int(crop), float(intensity))
     height, width = rgb.shape[:2]
     write_tiff(work / path, rgb, pixel_size)
     est = estimate_stains(rgb)
-    annotations = _jittered(rng, [dict(a) for a in (annotations or [])], int(jitter), width,
+    annotations = jittered(rng, [dict(a) for a in (annotations or [])], int(jitter), width,
                             height)
     per_annotation = {a["name"]: {"area_px": float(a["w"] * a["h"]),
                                   "area_um2": float(a["w"] * a["h"] * pixel_size ** 2),
@@ -408,17 +238,6 @@ def ihc(work: Path, rng: np.random.Generator, path: str = "ihc.tif", pixel_size:
             "annotations": per_annotation,
             "annotation_list": [per_annotation[a["name"]] for a in annotations],
             "image_area_um2": width * height * pixel_size ** 2, "qupath_stage": stage}
-
-
-def stains_arg(name: str, h: Any, dab: Any, background: Any = (255, 255, 255)) -> str:
-    """QuPath's stains string, as ColorDeconvolutionStains.getColorDeconvolutionStainsAsString
-    writes it (and setColorDeconvolutionStains parses it)."""
-    def vec(v: Any) -> str:
-        return " ".join(f"{x:.3f}" for x in unit(v))
-
-    bg = " ".join(f"{float(x):.1f}" for x in background)
-    return (f'{{"Name" : "{name}", "Stain 1" : "Hematoxylin", "Values 1" : "{vec(h)}", '
-            f'"Stain 2" : "DAB", "Values 2" : "{vec(dab)}", "Background" : " {bg}"}}')
 
 
 def stage_of(gold: dict[str, Any]) -> dict[str, Any] | None:

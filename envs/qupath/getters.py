@@ -110,7 +110,7 @@ def qupath_annotation(state: FinalState, name: str, key: str | None = None) -> A
 def qupath_stain_angle(state: FinalState, stain: int, reference: list[float] | str) -> float:
     """Angle in degrees between the image's stain ``stain`` (1, 2 or 3) vector in QuPath and
     ``reference`` (a vector, or its values as text "r g b" as QuPath shows them)."""
-    from sciagent_gym.envs.qupath.data import angle_deg
+    from sciagent_gym.envs.qupath.stains import angle_deg
 
     if isinstance(reference, str):
         reference = [float(v) for v in reference.split()]

@@ -32,18 +32,9 @@ ONE_CONCEPT = {
     "one file by necessity, started alone by the zone's python3 with the standard library",
 }
 #: Tool modules over MAX_LINES that are several concepts and still to be split (what each
-#: holds); a module that is split, or has shrunk under the cap, must leave the list.
-SPLIT_OPEN = {
-    "envs/materials/db.py": "the chemistry catalogue and recipes, structure building from "
-    "symmetry operations, the toy energy and gap models, the cached database file",
-    "envs/materials/data.py": "staging, per-structure facts (XRD, closest pairs) and the "
-    "long-horizon workflows",
-    "envs/qupath/data.py": "the ihc and tile images, stain estimation, the generators "
-    "(QuPath cannot run here to re-check a split's staging)",
-    "envs/ds9/adapter.py": "the XPA channel, the state dump and the in-place restore",
-    "envs/kalgebra/make_specs.py": "the specs of every KAlgebra task family, one builder each",
-    "envs/paraview/make_specs.py": "the specs of every ParaView task family, one builder each",
-}
+#: holds); a module that is split, or has shrunk under the cap, must leave the list (none
+#: left).
+SPLIT_OPEN: dict[str, str] = {}
 
 
 def _is_tool_test(path: Path) -> bool:
@@ -397,9 +388,8 @@ def test_the_tool_name_check_sees_strings_and_defaults():
 #: program is a file in ``inside/``, read with ``sdk.inside_text``. (Oracle scripts in data.py
 #: are task content, generated per variant, and stay there.)
 MAX_CODE_LINES = 5
-#: Tools whose adapter still embeds longer code, and why.
-INSIDE_OPEN = {"qupath": "QuPath cannot run here: its launch, notification and probe code "
-                         "move to inside/ when a QuPath end-to-end run can prove the move"}
+#: Tools whose adapter still embeds longer code, and why (none left).
+INSIDE_OPEN: dict[str, str] = {}
 
 
 def _long_code_strings(path: Path) -> list[str]:

@@ -22,8 +22,9 @@ from sciagent_gym.tools import load_tool_getters, load_tool_specs
 load_tool_getters("ds9")
 
 from sciagent_gym.envs.ds9 import data, fits  # noqa: E402
-from sciagent_gym.envs.ds9.adapter import build_state, parse_answers, parse_script  # noqa: E402
 from sciagent_gym.envs.ds9.regions import RegionError, parse_regions  # noqa: E402
+from sciagent_gym.envs.ds9.state import build_state  # noqa: E402
+from sciagent_gym.envs.ds9.xpa import parse_answers, parse_script  # noqa: E402
 
 SPECS: dict[str, TaskSpec] = load_tool_specs("ds9")
 SPEC_IDS = sorted(SPECS)
@@ -290,15 +291,15 @@ _UNLISTED = "XPA$ERROR no 'xpaset' access points match template: sciagent"
 
 
 def test_unlisted_access_point_only_when_nothing_ran():
-    from sciagent_gym.envs.ds9.adapter import _unlisted
+    from sciagent_gym.envs.ds9.xpa import unlisted
 
-    assert _unlisted([(1, 1, _UNLISTED)], "stop")
-    assert _unlisted([(1, 1, _UNLISTED), (2, 1, _UNLISTED)], "all")
+    assert unlisted([(1, 1, _UNLISTED)], "stop")
+    assert unlisted([(1, 1, _UNLISTED), (2, 1, _UNLISTED)], "all")
     # a command that ran, or another error, is never repeated
-    assert not _unlisted([(1, 1, _UNLISTED), (2, 0, "yes")], "all")
-    assert not _unlisted([(1, 0, "log")], "stop")
-    assert not _unlisted([(1, 1, "XPA$ERROR invalid command: scale foo")], "stop")
-    assert not _unlisted([], "stop")
+    assert not unlisted([(1, 1, _UNLISTED), (2, 0, "yes")], "all")
+    assert not unlisted([(1, 0, "log")], "stop")
+    assert not unlisted([(1, 1, "XPA$ERROR invalid command: scale foo")], "stop")
+    assert not unlisted([], "stop")
 
 
 def test_request_is_asked_again_while_the_access_point_is_unlisted(monkeypatch):
@@ -328,7 +329,7 @@ def test_request_is_asked_again_while_the_access_point_is_unlisted(monkeypatch):
     # past the retry window the error is the script's error, as before
     replies[:] = ["\x1e1 1\n" + _UNLISTED + "\n"] * 1000
     calls.clear()
-    monkeypatch.setattr(ds9, "_UNLISTED_RETRY", 0.0)
+    monkeypatch.setattr(ds9, "UNLISTED_RETRY", 0.0)
     with pytest.raises(ds9.DS9ScriptError, match="access points match template"):
         a.run_script(Host(), "fits /home/user/work/field.fits")
     assert len(calls) == 1
@@ -342,7 +343,7 @@ def test_build_state_tolerates_failed_queries():
     assert state["zoom"] == 2.0 and state["pan"]["fk5"] is None
     assert state["n_regions"] == 4 and state["regions"][0]["coords"] == [[272.45, 236.5]]
     assert state["crop"]["cropped"] is True and state["smooth"]["on"] is True
-    assert "levels" not in state["contour"]  # only the dialog knows them (see _QUERIES)
+    assert "levels" not in state["contour"]  # only the dialog knows them (see QUERIES)
     toggles = build_state({"colorbar": "no\n", "grid": "yes", "view_magnifier": "no"})
     assert (toggles["colorbar"], toggles["grid"]) == (False, True)
     assert toggles["view"]["magnifier"] is False and toggles["view"]["panner"] is None
@@ -351,18 +352,18 @@ def test_build_state_tolerates_failed_queries():
 
 
 def test_fresh_commands_set_back_only_what_differs():
-    from sciagent_gym.envs.ds9.adapter import _FRESH, _FRESH_ALWAYS, fresh_commands
+    from sciagent_gym.envs.ds9.restore import FRESH, FRESH_ALWAYS, fresh_commands
 
-    launch = [want for _, want, _ in _FRESH]
-    assert fresh_commands(launch) == _FRESH_ALWAYS
+    launch = [want for _, want, _ in FRESH]
+    assert fresh_commands(launch) == FRESH_ALWAYS
     # numbers compare as numbers, words without case
-    assert fresh_commands(["1.0" if a == "1" else a.upper() for a in launch]) == _FRESH_ALWAYS
+    assert fresh_commands(["1.0" if a == "1" else a.upper() for a in launch]) == FRESH_ALWAYS
     changed = list(launch)
-    changed[[q for q, _, _ in _FRESH].index("zoom")] = "4"
-    changed[[q for q, _, _ in _FRESH].index("view magnifier")] = "no"
-    changed[[q for q, _, _ in _FRESH].index("contour smooth")] = "2"
+    changed[[q for q, _, _ in FRESH].index("zoom")] = "4"
+    changed[[q for q, _, _ in FRESH].index("view magnifier")] = "no"
+    changed[[q for q, _, _ in FRESH].index("contour smooth")] = "2"
     assert fresh_commands(changed) == ["contour smooth 4", "zoom to 1", "view magnifier yes",
-                                       "contour close", *_FRESH_ALWAYS]
+                                       "contour close", *FRESH_ALWAYS]
     with pytest.raises(ValueError):
         fresh_commands(launch[:-1])  # one answer per query, or nothing is trusted
 

@@ -16,7 +16,8 @@ from setuptools import setup
 
 ROOTS = {"sciagent_gym": "sciagent_gym", "sciagent_gym.envs": "envs",
          "sciagent_gym.task_specs": "task_specs", "sciagent_gym.vm_images": "vm_images"}
-SKIP_DIRS = {"__pycache__"}
+#: a tool's own tests (envs/<tool>/tests/) stay in the repository, out of the wheel
+SKIP_DIRS = {"__pycache__", "tests"}
 SKIP_SUFFIXES = (".pyc", ".pyo")
 
 

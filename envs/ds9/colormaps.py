@@ -3,8 +3,8 @@
 The evaluator checks an exported PNG by its content: which colour map painted it and whether the
 picture is the task's data. DS9 8.4 builds its simple maps from piecewise-linear channel curves
 (SAOimage's definitions, the same as the bars in DS9's Color menu): the curves below, written as
-(position, level) knots with positions and levels in 0..1. tests/specs/test_ds9_specs.py compares
-them with the menu's colour-bar icons and tests/e2e/test_ds9_adapter_e2e.py with DS9's own PNG
+(position, level) knots with positions and levels in 0..1. envs/ds9/tests/test_ds9_specs.py compares
+them with the menu's colour-bar icons and envs/ds9/tests/test_ds9_adapter_e2e.py with DS9's own PNG
 export.
 """
 

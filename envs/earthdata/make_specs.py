@@ -4,7 +4,7 @@ Each family's reference script (what the scripted oracle runs in the sandbox, co
 staged files only) is typed line by line into the terminal by its GUI oracle, and its variants
 (negatives) differ in one line, so the specs are generated rather than hand-edited: run
 ``.venv/bin/python -m sciagent_gym.envs.earthdata.make_specs`` after changing it or a module of
-``specs/`` and commit the output with them (tests/specs/test_earthdata_specs.py fails on a
+``specs/`` and commit the output with them (envs/earthdata/tests/test_earthdata_specs.py fails on a
 stale file).
 """
 

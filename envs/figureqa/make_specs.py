@@ -3,7 +3,7 @@
 generators balance each split's letters and spread its values, see :mod:`.common`).
 
 Run ``python -m sciagent_gym.envs.figureqa.make_specs`` after changing a family and commit the
-output with it (tests/specs/test_figureqa_specs.py fails on a stale file).
+output with it (envs/figureqa/tests/test_figureqa_specs.py fails on a stale file).
 Multiple-choice items carry their options in the query's params (``options`` for the
 instruction, ``option_list`` for the ``choice`` check and the GUI oracle's perceiver); the
 right letter stays in the gold. Every task's GUI oracle reads its answer off the viewer's

@@ -12,7 +12,7 @@ valley floor. Values are rounded to what the GeoTIFF holds (float32 millimetres 
 the gold is what GRASS reads.
 
 Slope follows GRASS's r.slope.aspect (Horn's 3 x 3 formula, degrees, edge cells null);
-``tests/specs/test_grass_specs.py`` checks it against GRASS itself run in batch mode.
+``envs/grass/tests/test_grass_specs.py`` checks it against GRASS itself run in batch mode.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ noise), so a pattern, its entry and the peaks Fityk should find are one thing.
 
 Entries a task names come two ways. A parameter ``e`` naming an id and its formula (and the
 reflection the instruction indexes) names an entry of the *pristine* database
-(:func:`sciagent_gym.envs.materials.db.entries`; ``tests/specs/test_matsci_specs.py`` checks
+(:func:`sciagent_gym.envs.materials.db.entries`; ``envs/matsci/tests/test_matsci_specs.py`` checks
 that they still fit), which the variant keeps at that id: cubic, analysed-type entries whose
 stored cell is the conventional one, so "the cell" means one thing in the database, in a CIF
 written from it and in Jmol. An id alone (``sag-{n}``) is filled by the variant with a seeded

@@ -2,7 +2,7 @@
 
 Every malformed, partial or binary file raises GetterError, which the evaluator turns into a
 failed criterion. The format, as QuPath v0.5.1 writes it (sources in
-tests/fixtures/qupath/README.md):
+envs/qupath/tests/fixtures/README.md):
 
 ``saveAnnotationMeasurements`` / Measure > Show measurements > Save
 (SummaryMeasurementTableCommand.getTableModelStrings, ObservableMeasurementTableData.java):

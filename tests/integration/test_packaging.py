@@ -1,6 +1,6 @@
 """The wheel carries everything the envs need at run time: every tracked file of envs/,
 task_specs/ and vm_images/, including the snapshot homes' dot-directories (globs skip those
-unless pyproject.toml names them)."""
+unless pyproject.toml names them), and no tool's tests (envs/<tool>/tests/)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_wheel_contains_every_data_file(tmp_path):
         if (ROOT / path).is_file():
             (src / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / path, src / path)
-    tracked = ls_files(*PACKAGED)
+    tracked = [p for p in ls_files(*PACKAGED) if "/tests/" not in p]
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
          "-w", str(tmp_path), str(src)], capture_output=True, text=True, timeout=300)
@@ -42,3 +42,5 @@ def test_wheel_contains_every_data_file(tmp_path):
     missing = sorted(expected - names)
     assert not missing, f"{len(missing)} data files left out of the wheel: {missing[:10]}"
     assert "sciagent_gym/envs/imagej/snapshot/home/.imagej/IJ_Prefs.txt" in names
+    assert not [n for n in names if "/tests/" in n], "a tool's tests went into the wheel"
+    assert ls_files("envs/praat/tests"), "the check above needs a tool with tests"

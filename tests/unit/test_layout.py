@@ -37,6 +37,13 @@ ONE_CONCEPT = {
 SPLIT_OPEN: dict[str, str] = {}
 
 
+def _is_tool_test(path: Path) -> bool:
+    """A tool's own tests (envs/<tool>/tests/): test code, which may import the core it
+    tests, as tests/ does; not part of the tool the package ships."""
+    return "tests" in path.relative_to(envs_root()).parts if envs_root() in path.parents \
+        else False
+
+
 def _modules() -> dict[str, Path]:
     """Dotted name -> file, for the package and the tool folders (shipped inside it)."""
     found = {}
@@ -44,7 +51,7 @@ def _modules() -> dict[str, Path]:
         for path in base.rglob("*.py"):
             rel = path.relative_to(base).with_suffix("")
             parts = [p for p in rel.parts if p != "__init__"]
-            if "snapshot" in parts:
+            if "snapshot" in parts or _is_tool_test(path):
                 continue
             found[".".join([prefix, *parts])] = path
     return found
@@ -221,7 +228,8 @@ def test_the_cycle_finder_finds_cycles():
 
 def _sources() -> list[Path]:
     """The package's modules and the tool folders' (snapshot homes left out)."""
-    tools = [p for p in envs_root().rglob("*.py") if "snapshot" not in p.parts]
+    tools = [p for p in envs_root().rglob("*.py")
+             if "snapshot" not in p.parts and not _is_tool_test(p)]
     return [*PACKAGE.rglob("*.py"), *tools]
 
 

@@ -1,7 +1,9 @@
-"""Shared fixtures and the collection rule for end-to-end tests (helpers live in helpers.py).
+"""Shared fixtures and the collection rule for the test suite (helpers live in tests/helpers.py).
 
-Tests under ``tests/e2e/`` drive real programs under Xvfb and are marked ``e2e``; tests under
-``tests/unit/`` (the env's logic), ``tests/specs/`` (the tools' specs and data) and
+The suite is ``tests/`` (the core) and each tool's own ``envs/<tool>/tests/`` (its spec, data
+and adapter tests, beside the code they test). End-to-end tests drive real programs under Xvfb
+and are marked ``e2e``: those under ``tests/e2e/`` and every ``*_e2e.py``; ``tests/unit/``
+(the env's logic), ``tests/specs/`` and a tool's other tests (its specs and data) and
 ``tests/integration/`` (Ray, packaging, the suite itself) need no program. An e2e test is
 skipped when the display programs or ImageJ (the tool the generic e2e tests use) are missing,
 except under ``SCIAGENT_REQUIRE_APPS=1`` (CI), where a missing program fails it; tests of
@@ -11,14 +13,20 @@ another tool say so with ``helpers.requires``.
 from __future__ import annotations
 
 import fcntl
+import sys
 from pathlib import Path
 
 import pytest
-from helpers import DISPLAY_PROGRAMS, REQUIRE_APPS, missing_programs, tool_missing
 
-from sciagent_gym.agents.scripted_server import ScriptedModelServer
+TESTS = Path(__file__).resolve().parent / "tests"
+# tests/helpers.py and the plugins beside it, for a tool's tests as for the core's
+sys.path.insert(0, str(TESTS))
 
-E2E_DIR = Path(__file__).parent / "e2e"
+from helpers import DISPLAY_PROGRAMS, REQUIRE_APPS, missing_programs, tool_missing  # noqa: E402
+
+from sciagent_gym.agents.scripted_server import ScriptedModelServer  # noqa: E402
+
+E2E_DIR = TESTS / "e2e"
 #: A test stuck past its timeout ends its worker with a stack dump, not the run (stuck_guard.py).
 pytest_plugins = ["stuck_guard"]
 
@@ -26,7 +34,8 @@ pytest_plugins = ["stuck_guard"]
 def pytest_collection_modifyitems(config, items):
     missing = [*missing_programs(*DISPLAY_PROGRAMS), *tool_missing("imagej")]
     for item in items:
-        if E2E_DIR in Path(str(item.fspath)).parents:
+        path = Path(str(item.fspath))
+        if E2E_DIR in path.parents or path.name.endswith("_e2e.py"):
             item.add_marker(pytest.mark.e2e)
         if missing and not REQUIRE_APPS and "e2e" in item.keywords:
             item.add_marker(pytest.mark.skip(reason=f"not installed: {', '.join(missing)}"))

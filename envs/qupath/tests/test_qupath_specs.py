@@ -5,7 +5,7 @@ envs/qupath/INSTALL.md).
 Evaluator proofs: for every task, the final state its oracle would leave (files in QuPath's
 GeoJSON and measurement-table formats, the hierarchy dump of state_dump.groovy and the answer
 action's text) is built from the gold values with writers that follow QuPath v0.5.1's own
-(tests/fixtures/qupath); it must score 1.0 and each negative's state must fail. The start state
+(tests/fixtures/ here); it must score 1.0 and each negative's state must fail. The start state
 QuPath would show (staged image type, default stains, staged annotations), placeholders, the
 audit's generic cheats and each spec's own cheats, all played on that start state, score 0.
 """
@@ -36,8 +36,8 @@ from sciagent_gym.envs.qupath import data  # noqa: E402
 from sciagent_gym.envs.qupath.geojson import parse_geojson  # noqa: E402
 from sciagent_gym.envs.qupath.tables import normalize_column  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-FIX = ROOT / "tests" / "fixtures" / "qupath"
+ROOT = Path(__file__).resolve().parents[3]
+FIX = Path(__file__).resolve().parent / "fixtures"
 INSTALL = ROOT / "envs" / "qupath" / "install.sh"
 SPECS: dict[str, TaskSpec] = load_tool_specs("qupath")
 SPEC_IDS = sorted(SPECS)
@@ -48,7 +48,7 @@ def make_task(spec: TaskSpec, seed: int, work: Path) -> Task:
     return Task(spec, seed, data.GENERATORS, {**SANDBOX, "work": str(work)})
 
 
-# --- QuPath-format writers (see tests/fixtures/qupath/README.md) ----------------------------
+# --- QuPath-format writers (see tests/fixtures/README.md) ----------------------------
 
 
 def fmt_number(v: float) -> str:

@@ -2,7 +2,7 @@
 
 The specs share their GUI steps (the console line, the file dialogs, the 2D Graph's fields),
 so they are written from the builders of ``specs/`` rather than by hand; the JSON files are
-what the package loads (tests/specs/test_kalgebra_specs.py fails on a stale file).
+what the package loads (envs/kalgebra/tests/test_kalgebra_specs.py fails on a stale file).
 """
 
 from __future__ import annotations

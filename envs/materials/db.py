@@ -38,18 +38,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-# _ax_params, reduced_formula and anonymous_formula are imported from here by
-# tests/specs/test_materials_specs.py
-from sciagent_gym.envs.materials.recipes import (  # noqa: F401
-    _ax_params,
+from sciagent_gym.envs.materials.recipes import (
     recipes,
     reserve_recipes,
 )
-from sciagent_gym.envs.materials.template import (  # noqa: F401
-    anonymous_formula,
+from sciagent_gym.envs.materials.template import (
     build_template,
-    reduced_formula,
 )
 
 DB_VERSION = "2"

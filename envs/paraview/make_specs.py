@@ -1,7 +1,7 @@
 """Writes task_specs/paraview/*.json from the task builders of ``specs/`` (GUI oracles built from
 shared steps: File > Open, Save Data, the quick-launch sync). Run it after editing one:
 ``python envs/paraview/make_specs.py``; the JSON files are what the package loads
-(tests/specs/test_paraview_specs.py fails on a stale file)."""
+(envs/paraview/tests/test_paraview_specs.py fails on a stale file)."""
 import json
 from pathlib import Path
 

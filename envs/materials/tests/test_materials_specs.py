@@ -30,7 +30,14 @@ pytestmark = requires(tool="materials")
 
 load_tool_getters("materials")
 
-from sciagent_gym.envs.materials import data, db, getters, variant  # noqa: E402
+from sciagent_gym.envs.materials import (  # noqa: E402
+    data,
+    db,
+    getters,
+    recipes,
+    template,
+    variant,
+)
 from sciagent_gym.envs.materials.adapter import DB_RELPATH  # noqa: E402
 
 SPECS = load_tool_specs("materials")
@@ -102,7 +109,8 @@ def test_ordered_solid_solutions_are_layered_rock_salt_and_zinc_blende():
     e = by_key["rocksalt (ordered)|A=Co,B=Ni,X=O"]["entry"]
     assert e["chemical_formula_descriptive"] == "CoNiO2" and e["nsites"] == 8
     assert e["_sag_space_group_symbol"] == "P4/mmm"
-    a = (db._ax_params("rocksalt", "Co", "O")["a"] + db._ax_params("rocksalt", "Ni", "O")["a"])
+    a = (recipes._ax_params("rocksalt", "Co", "O")["a"]
+         + recipes._ax_params("rocksalt", "Ni", "O")["a"])
     assert e["lattice_vectors"][0][0] == pytest.approx(round(a / 2, 3), abs=1e-6)
     e = by_key["zincblende (ordered)|A=Zn,X=S,Y=Se"]["entry"]
     assert e["chemical_formula_descriptive"] == "Zn2SSe" and e["_sag_space_group_symbol"] == "P-4m2"
@@ -110,9 +118,9 @@ def test_ordered_solid_solutions_are_layered_rock_salt_and_zinc_blende():
 
 
 def test_formulas_follow_optimade():
-    assert db.reduced_formula({"Na": 4, "Cl": 4}) == "ClNa"
-    assert db.reduced_formula({"Sr": 1, "Ti": 1, "O": 3}) == "O3SrTi"
-    assert db.anonymous_formula({"Mg": 8, "Al": 16, "O": 32}) == "A4B2C"
+    assert template.reduced_formula({"Na": 4, "Cl": 4}) == "ClNa"
+    assert template.reduced_formula({"Sr": 1, "Ti": 1, "O": 3}) == "O3SrTi"
+    assert template.anonymous_formula({"Mg": 8, "Al": 16, "O": 32}) == "A4B2C"
     e = next(x for x in db.entries() if x["chemical_formula_descriptive"] == "SrTiO3")
     assert e["chemical_formula_reduced"] == "O3SrTi"
 

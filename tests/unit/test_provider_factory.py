@@ -97,7 +97,10 @@ def test_a_new_provider_is_one_registered_config(fake_tools):
         env.reset(seed=0)
         env.close()
         assert QuietConfig.built == [("faketool", 640, 400)]
-        assert make_provider(QuietConfig(), ProviderContext(env.adapter, 320, 200, None)).width \
-            == 320
+        made = make_provider(QuietConfig(), ProviderContext(env.adapter, 320, 200, None))
+        try:
+            assert made.width == 320
+        finally:
+            made.close()  # its temporary home and work directory
     finally:
         CONFIGS.pop("quiet-fake")

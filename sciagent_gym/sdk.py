@@ -11,7 +11,7 @@ Adapter
     :class:`ToolAdapter` (subclass it as ``Adapter`` in ``adapter.py``),
     :class:`FilesOnlyAdapter` for a program without a scripting or state channel,
     :class:`TerminalAdapter` for a code env's terminal (with :func:`xterm_argv`,
-    :func:`shell_env`, :func:`ready_pattern`),
+    :func:`shell_env`, :func:`ready_pattern`, :func:`run_shell_step`),
     the host protocols an adapter is handed (:class:`ProgramHost`, :class:`ChannelHost`),
     :class:`WindowInfo`, :func:`hold_focus`, :func:`wait_for`, :func:`inside_text` (the code
     a tool runs in its program, from its ``inside/`` folder), the socket-client prelude
@@ -101,7 +101,13 @@ from sciagent_gym.tools.adapter import (
 from sciagent_gym.tools.discovery import ToolInfo, load_tool_getters, tool_info
 from sciagent_gym.tools.host import ChannelHost, ProgramHost
 from sciagent_gym.tools.reply_tag import ChannelKey, ReplyKey
-from sciagent_gym.tools.terminal import TerminalAdapter, ready_pattern, shell_env, xterm_argv
+from sciagent_gym.tools.terminal import (
+    TerminalAdapter,
+    ready_pattern,
+    run_shell_step,
+    shell_env,
+    xterm_argv,
+)
 
 
 def inside_text(module_file: str, name: str) -> str:
@@ -196,6 +202,7 @@ __all__ = [
     "ready_pattern",
     "register",
     "run_sandboxed",
+    "run_shell_step",
     "screen_text",
     "shell_env",
     "spec_interface",

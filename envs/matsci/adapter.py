@@ -47,6 +47,7 @@ from sciagent_gym.sdk import (
     ToolScriptError,
     WindowInfo,
     inside_text,
+    run_shell_step,
     tool_info,
     wait_for,
 )
@@ -189,7 +190,8 @@ class Adapter(ToolAdapter):
         head, _, body = code.partition("\n")
         target = head.strip().rstrip(":")
         if target == "shell":
-            return materials.Adapter.run_script(self, provider, body, timeout)
+            materials.ensure_server(provider)
+            return run_shell_step(provider, body, timeout)
         sub = self._programs().get(target)
         if sub is None:
             raise ScriptTargetError(f"a workstation script starts with a line naming its "

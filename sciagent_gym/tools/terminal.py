@@ -88,12 +88,20 @@ class TerminalAdapter(ToolAdapter):
     def run_script(self, provider: ChannelHost, code: str, timeout: float = 60.0) -> str:
         """Run shell ``code`` where the terminal's shell runs (the agent zone), as a task
         author's oracle step; returns its output. Fails on a non-zero exit."""
-        run = getattr(provider, "run_command", None)
-        if run is None:
+        if getattr(provider, "run_command", None) is None:
             raise ToolScriptError("this provider cannot run shell commands")
         self.before_command(provider)
-        result = run(code, timeout=timeout)
-        if result.returncode != 0 or result.timed_out:
-            raise ToolScriptError(f"oracle command failed ({result.returncode}): "
-                                  f"{result.output[-800:]}")
-        return result.output
+        return run_shell_step(provider, code, timeout)
+
+
+def run_shell_step(provider: ChannelHost, code: str, timeout: float = 60.0) -> str:
+    """An oracle's shell step, run where the agent's commands run; its output. Raises
+    ToolScriptError on a non-zero exit or a timeout (and where the provider runs no shell)."""
+    run = getattr(provider, "run_command", None)
+    if run is None:
+        raise ToolScriptError("this provider cannot run shell commands")
+    result = run(code, timeout=timeout)
+    if result.returncode != 0 or result.timed_out:
+        raise ToolScriptError(f"oracle command failed ({result.returncode}): "
+                              f"{result.output[-800:]}")
+    return result.output
